@@ -1,0 +1,235 @@
+//! A generational slab: the one storage under every implementation.
+//!
+//! Entries live in one `Vec`; a vacant slot links to the next vacant slot (a LIFO free list, so
+//! a freed slot is the next one reused while it is still in cache). Each slot carries a
+//! generation that moves on when the slot is vacated, which is what makes a [`TimerKey`] stale.
+//!
+//! # Invariants
+//! - `len` equals the number of occupied slots; the free list holds every vacant slot once.
+//! - An occupied slot's generation equals the generation of the key that was issued for it.
+//! - `len <= limit`, and the slot count never exceeds `u32::MAX` (keys hold a `u32` index).
+//!
+//! # Costs
+//! | operation | cost |
+//! |---|---|
+//! | insert | O(1); amortised O(1) when the `Vec` grows, no allocation when a slot is reused |
+//! | remove / get by key | O(1), one bounds check and one generation compare |
+//! | memory | one slot per timer at peak; slots are reused, never returned |
+
+use alloc::vec::Vec;
+
+use crate::TimerKey;
+
+/// Marks "no slot" in free-list and intrusive-list links.
+pub(crate) const NIL: u32 = u32::MAX;
+
+enum Slot<E> {
+    Occupied { generation: u32, value: E },
+    Vacant { generation: u32, next_free: u32 },
+}
+
+pub(crate) struct Slab<E> {
+    slots: Vec<Slot<E>>,
+    /// Head of the free list, or `NIL`.
+    free_head: u32,
+    len: usize,
+    /// Most occupied slots allowed at once (the timer's capacity).
+    limit: usize,
+}
+
+impl<E> Slab<E> {
+    pub(crate) fn new(limit: Option<usize>, preallocate: usize) -> Self {
+        // Index NIL is reserved as the "no link" marker.
+        let limit = limit.unwrap_or(usize::MAX).min(NIL as usize);
+        Self {
+            slots: Vec::with_capacity(preallocate.min(limit)),
+            free_head: NIL,
+            len: 0,
+            limit,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The capacity limit, or `None` when unbounded (up to `u32::MAX - 1` entries).
+    pub(crate) fn limit(&self) -> Option<usize> {
+        (self.limit < NIL as usize).then_some(self.limit)
+    }
+
+    /// Stores `value`; hands it back when the slab is full.
+    pub(crate) fn insert(&mut self, value: E) -> Result<TimerKey, E> {
+        if self.len >= self.limit {
+            return Err(value);
+        }
+        self.len += 1;
+        if self.free_head != NIL {
+            let index = self.free_head;
+            let slot = &mut self.slots[index as usize];
+            let Slot::Vacant { generation, next_free } = *slot else {
+                unreachable!("free list points at an occupied slot")
+            };
+            self.free_head = next_free;
+            *slot = Slot::Occupied { generation, value };
+            Ok(TimerKey { index, generation })
+        } else {
+            let index = self.slots.len() as u32;
+            self.slots.push(Slot::Occupied {
+                generation: 0,
+                value,
+            });
+            Ok(TimerKey {
+                index,
+                generation: 0,
+            })
+        }
+    }
+
+    /// Checks a key and returns its index when it names an occupied slot of that generation.
+    #[inline]
+    pub(crate) fn resolve(&self, key: TimerKey) -> Option<u32> {
+        match self.slots.get(key.index as usize) {
+            Some(Slot::Occupied { generation, .. }) if *generation == key.generation => {
+                Some(key.index)
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn get(&self, key: TimerKey) -> Option<&E> {
+        match self.slots.get(key.index as usize) {
+            Some(Slot::Occupied { generation, value }) if *generation == key.generation => {
+                Some(value)
+            }
+            _ => None,
+        }
+    }
+
+    /// The key of an occupied slot.
+    #[inline]
+    pub(crate) fn key_at(&self, index: u32) -> TimerKey {
+        match &self.slots[index as usize] {
+            Slot::Occupied { generation, .. } => TimerKey {
+                index,
+                generation: *generation,
+            },
+            Slot::Vacant { .. } => unreachable!("key of a vacant slot"),
+        }
+    }
+
+    /// The entry in an occupied slot; the caller knows it is occupied (an internal link).
+    #[inline]
+    pub(crate) fn at(&self, index: u32) -> &E {
+        match &self.slots[index as usize] {
+            Slot::Occupied { value, .. } => value,
+            Slot::Vacant { .. } => unreachable!("link to a vacant slot"),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn at_mut(&mut self, index: u32) -> &mut E {
+        match &mut self.slots[index as usize] {
+            Slot::Occupied { value, .. } => value,
+            Slot::Vacant { .. } => unreachable!("link to a vacant slot"),
+        }
+    }
+
+    /// The entry at `index` if that slot is occupied (used by designs that keep possibly-dead
+    /// indices, such as the lazy heap).
+    #[inline]
+    pub(crate) fn try_at(&self, index: u32) -> Option<&E> {
+        match self.slots.get(index as usize) {
+            Some(Slot::Occupied { value, .. }) => Some(value),
+            _ => None,
+        }
+    }
+
+    /// Vacates an occupied slot, moving its generation on so that old keys go stale.
+    pub(crate) fn remove_at(&mut self, index: u32) -> E {
+        let slot = &mut self.slots[index as usize];
+        let generation = match slot {
+            Slot::Occupied { generation, .. } => generation.wrapping_add(1),
+            Slot::Vacant { .. } => unreachable!("removing a vacant slot"),
+        };
+        let old = core::mem::replace(
+            slot,
+            Slot::Vacant {
+                generation,
+                next_free: self.free_head,
+            },
+        );
+        self.free_head = index;
+        self.len -= 1;
+        match old {
+            Slot::Occupied { value, .. } => value,
+            Slot::Vacant { .. } => unreachable!(),
+        }
+    }
+
+    /// Bytes of heap memory the slab holds (its whole allocation).
+    pub(crate) fn allocated_bytes(&self) -> usize {
+        self.slots.capacity() * core::mem::size_of::<Slot<E>>()
+    }
+
+    /// Asserts the slab's invariants.
+    pub(crate) fn check(&self) {
+        let occupied = self
+            .slots
+            .iter()
+            .filter(|s| matches!(s, Slot::Occupied { .. }))
+            .count();
+        assert_eq!(occupied, self.len, "slab len disagrees with occupied slots");
+        let mut free = 0;
+        let mut cursor = self.free_head;
+        while cursor != NIL {
+            free += 1;
+            assert!(free <= self.slots.len(), "free list has a cycle");
+            match self.slots[cursor as usize] {
+                Slot::Vacant { next_free, .. } => cursor = next_free,
+                Slot::Occupied { .. } => panic!("free list reaches an occupied slot"),
+            }
+        }
+        assert_eq!(free + self.len, self.slots.len(), "free list misses vacant slots");
+        assert!(self.len <= self.limit, "slab holds more than its limit");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reuse_makes_old_key_stale() {
+        let mut slab = Slab::new(None, 0);
+        let a = slab.insert(1u64).unwrap();
+        assert_eq!(slab.remove_at(a.index), 1);
+        let b = slab.insert(2u64).unwrap();
+        assert_eq!(a.index, b.index, "the freed slot is reused first");
+        assert_ne!(a, b);
+        assert_eq!(slab.resolve(a), None);
+        assert_eq!(slab.get(b), Some(&2));
+        slab.check();
+    }
+
+    #[test]
+    fn limit_hands_value_back() {
+        let mut slab = Slab::new(Some(1), 0);
+        slab.insert(1u8).unwrap();
+        assert_eq!(slab.insert(2u8), Err(2));
+        assert_eq!(slab.limit(), Some(1));
+    }
+
+    #[test]
+    fn slot_stays_small() {
+        // A wheel entry with a u64 payload packs into 32 bytes with its generation and tag.
+        #[allow(dead_code)]
+        struct Entry {
+            payload: u64,
+            deadline: u64,
+            prev: u32,
+            next: u32,
+        }
+        assert_eq!(core::mem::size_of::<Slot<Entry>>(), 32);
+    }
+}

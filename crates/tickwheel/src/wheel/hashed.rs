@@ -1,0 +1,471 @@
+//! `HashedWheel`: one ring of `2^k` slots; a timer waits in slot `deadline mod 2^k`, extra laps
+//! included (Varghese & Lauck's scheme 6, the design of Netty's `HashedWheelTimer`).
+//!
+//! Each slot is a FIFO list in the slab plus a lower bound on the deadlines in it (`slot_min`),
+//! and an occupancy bitmap marks the non-empty slots. `poll` moves the cursor (the last tick
+//! fully swept) forward: it jumps over empty slots with the bitmap, skips a slot without
+//! touching its list when `slot_min` says nothing in it is due this lap, and otherwise walks the
+//! list once, moving the timers due at this tick to the ready list (in order) and refreshing
+//! `slot_min`. A jump longer than one revolution first asks for the wheel's lower bound (the
+//! minimum over occupied slots, in one pass over the ring) and skips straight to it, so a jump of
+//! any length costs at most one pass over the ring per timer-firing tick reached.
+//!
+//! # Invariants
+//! - Every timer is in exactly one place, determined by its deadline and the cursor (see
+//!   [`wheel`](super)): due queue, or slot `deadline & mask` when `deadline > cursor`.
+//! - `slot_min[s]` is at most every deadline in slot `s`; a slot's bit is set iff it is
+//!   non-empty; `in_slots` counts the timers in slots.
+//! - `bound`, when known, is at most every deadline in the slots.
+//! - Slot lists are in insertion order, so equal deadlines (which share a slot) leave first-in
+//!   first-out. `cursor <= now`; the ready list is empty whenever the cursor moves.
+//!
+//! # Costs
+//! | operation | cost |
+//! |---|---|
+//! | insert, cancel, reset | O(1): one list push/unlink (overdue: O(log n)) |
+//! | poll per tick swept | O(1) bitmap step; O(timers in the slot) when the slot may be due this lap |
+//! | poll with nothing due | O(1) once the lower bound is known |
+//! | `next_deadline` | O(1) when known; otherwise one scan of occupied slots, stopping early |
+//! | memory per timer | one 32 B slab slot (u64 payload); 16 B per ring slot + 1 bit |
+//!
+//! The default ring is 4096 slots: at 1 ms per tick one revolution is ~4.1 s, so typical request
+//! deadlines fire on their first lap while the ring's heads (64 KiB) stay in L2. Netty defaults
+//! to 512 slots of 100 ms.
+
+use alloc::vec;
+use alloc::vec::Vec;
+use core::cell::Cell;
+
+use super::due::Due;
+use super::list::List;
+use super::Entry;
+use crate::slab::{Slab, NIL};
+use crate::{
+    ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
+    TimerKey,
+};
+
+/// A hashed timing wheel. See the module docs for the design and costs.
+///
+/// ```
+/// use tickwheel::{FromOptions, HashedWheel, Options, Timer};
+///
+/// let mut wheel = HashedWheel::from_options(Options::new().hashed_slots(64)).unwrap();
+/// wheel.insert(64 * 3 + 1, "third lap").unwrap();
+/// wheel.insert(1, "first lap").unwrap();
+/// assert_eq!(wheel.poll(1).unwrap().payload, "first lap");
+/// assert_eq!(wheel.poll(100), None);
+/// assert_eq!(wheel.poll(193).unwrap().payload, "third lap");
+/// ```
+pub struct HashedWheel<T> {
+    slab: Slab<Entry<T>>,
+    slots: Box<[List]>,
+    /// A lower bound on the deadlines in each slot (meaningless for empty slots).
+    slot_min: Box<[Tick]>,
+    /// Bit `s % 64` of word `s / 64` is set iff slot `s` is non-empty.
+    occupied: Box<[u64]>,
+    /// `slots.len() - 1`.
+    mask: u64,
+    due: Due,
+    /// Timers in slots (not in the due queue).
+    in_slots: usize,
+    /// A lower bound on every deadline in the slots, or `None` when not known. A cache that
+    /// `next_deadline` may fill in through `&self`.
+    bound: Cell<Option<Tick>>,
+    /// The cursor: every timer due at or before it has left the slots. Only increases.
+    cursor: Tick,
+    /// Latest `now` seen; only increases.
+    now: Tick,
+    stats: Stats,
+}
+
+use alloc::boxed::Box;
+
+impl<T> HashedWheel<T> {
+    /// The default ring size (see the module docs for why).
+    pub const DEFAULT_SLOTS: usize = 4096;
+
+    /// An empty, unbounded wheel of [`DEFAULT_SLOTS`](Self::DEFAULT_SLOTS) slots at tick 0.
+    ///
+    /// ```
+    /// let wheel: tickwheel::HashedWheel<u64> = tickwheel::HashedWheel::new();
+    /// assert_eq!(wheel.slots(), 4096);
+    /// ```
+    #[must_use]
+    pub fn new() -> Self {
+        Self::with(Options::new())
+    }
+
+    /// The ring size.
+    ///
+    /// ```
+    /// use tickwheel::{FromOptions, HashedWheel, Options};
+    /// let wheel = HashedWheel::<()>::from_options(Options::new().hashed_slots(512)).unwrap();
+    /// assert_eq!(wheel.slots(), 512);
+    /// ```
+    #[must_use]
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn with(options: Options) -> Self {
+        let n = options.hashed_slots;
+        let pre = options.preallocate.min(options.capacity.unwrap_or(usize::MAX));
+        Self {
+            slab: Slab::new(options.capacity, pre),
+            slots: vec![List::EMPTY; n].into_boxed_slice(),
+            slot_min: vec![0; n].into_boxed_slice(),
+            occupied: vec![0; n.div_ceil(64)].into_boxed_slice(),
+            mask: n as u64 - 1,
+            due: Due::default(),
+            in_slots: 0,
+            bound: Cell::new(None),
+            cursor: options.start,
+            now: options.start,
+            stats: Stats::default(),
+        }
+    }
+
+    #[inline]
+    fn slot_of(&self, deadline: Tick) -> usize {
+        (deadline & self.mask) as usize
+    }
+
+    #[inline]
+    fn place(&mut self, index: u32) {
+        let deadline = self.slab.at(index).deadline;
+        if deadline <= self.cursor {
+            self.due.push(&mut self.slab, index, self.cursor);
+            return;
+        }
+        let s = self.slot_of(deadline);
+        if self.slots[s].is_empty() {
+            self.occupied[s / 64] |= 1 << (s % 64);
+            self.slot_min[s] = deadline;
+        } else if deadline < self.slot_min[s] {
+            self.slot_min[s] = deadline;
+        }
+        self.slots[s].push_back(&mut self.slab, index);
+        self.bound.set(match self.bound.get() {
+            Some(b) => Some(b.min(deadline)),
+            None if self.in_slots == 0 => Some(deadline),
+            None => None,
+        });
+        self.in_slots += 1;
+    }
+
+    #[inline]
+    fn unplace(&mut self, index: u32) {
+        let deadline = self.slab.at(index).deadline;
+        if deadline <= self.cursor {
+            self.due.remove(&mut self.slab, index, self.cursor);
+            return;
+        }
+        let s = self.slot_of(deadline);
+        self.slots[s].unlink(&mut self.slab, index);
+        if self.slots[s].is_empty() {
+            self.occupied[s / 64] &= !(1 << (s % 64));
+        }
+        // `slot_min` and `bound` stay valid lower bounds.
+        self.in_slots -= 1;
+    }
+
+    /// The first occupied slot at or after ring position `start`, looking at most `len` slots
+    /// ahead (wrapping); returns its distance from `start`.
+    fn next_occupied(&self, start: usize, len: usize) -> Option<usize> {
+        let n = self.slots.len();
+        let mut pos = start;
+        let mut dist = 0;
+        while dist < len {
+            let word = self.occupied[pos / 64] >> (pos % 64);
+            if word != 0 {
+                let d = dist + word.trailing_zeros() as usize;
+                return (d < len).then_some(d);
+            }
+            let step = 64 - pos % 64;
+            dist += step;
+            pos = (pos + step) & (n - 1);
+        }
+        None
+    }
+
+    /// One pass over the occupied slots in ring order from the cursor, returning a lower bound
+    /// on every deadline in the slots. Stops as soon as no later slot can beat the bound.
+    fn scan_bound(&self) -> Option<Tick> {
+        if self.in_slots == 0 {
+            return None;
+        }
+        let n = self.slots.len();
+        let first = self.cursor.checked_add(1)?;
+        let mut best = Tick::MAX;
+        let mut dist = 0;
+        while let Some(d) = self.next_occupied((first as usize + dist) & (n - 1), n - dist) {
+            dist += d;
+            let Some(t) = first.checked_add(dist as u64) else { break };
+            let s = (t & self.mask) as usize;
+            // Timers in slot `s` are due after the cursor, so no earlier than `t`.
+            best = best.min(self.slot_min[s].max(t));
+            if best <= t {
+                break;
+            }
+            dist += 1;
+        }
+        Some(best)
+    }
+
+    /// The cached lower bound, computing it when unknown.
+    fn lower_bound(&self) -> Option<Tick> {
+        if self.in_slots == 0 {
+            return None;
+        }
+        if let Some(b) = self.bound.get() {
+            return Some(b);
+        }
+        let b = self.scan_bound();
+        self.bound.set(b);
+        b
+    }
+
+    /// Visits the slot at tick `t` (the cursor is already there): moves its timers due at `t`
+    /// onto the ready list and refreshes its lower bound.
+    fn visit(&mut self, t: Tick) {
+        let s = self.slot_of(t);
+        self.stats.slots_scanned += 1;
+        if self.slot_min[s] > t {
+            return; // nothing in this slot is due on this lap
+        }
+        let mut list = self.slots[s];
+        let mut min = Tick::MAX;
+        let mut cur = list.head;
+        let mut moved = 0;
+        while cur != NIL {
+            let (next, deadline) = {
+                let e = self.slab.at(cur);
+                (e.next, e.deadline)
+            };
+            if deadline == t {
+                list.unlink(&mut self.slab, cur);
+                self.due.ready.push_back(&mut self.slab, cur);
+                moved += 1;
+            } else {
+                min = min.min(deadline);
+            }
+            cur = next;
+        }
+        self.slots[s] = list;
+        self.slot_min[s] = min;
+        self.in_slots -= moved;
+        if list.is_empty() {
+            self.occupied[s / 64] &= !(1 << (s % 64));
+        }
+    }
+
+    /// Moves the cursor to `t`, forgetting the bound once the cursor reaches it.
+    #[inline]
+    fn move_cursor(&mut self, t: Tick) {
+        self.cursor = t;
+        if self.bound.get().is_some_and(|b| b <= t) {
+            self.bound.set(None);
+        }
+    }
+
+    fn fire(&mut self, index: u32) -> Expired<T> {
+        let key = self.slab.key_at(index);
+        let entry = self.slab.remove_at(index);
+        self.stats.fired += 1;
+        Expired {
+            key,
+            deadline: entry.deadline,
+            payload: entry.payload,
+        }
+    }
+}
+
+impl<T> Default for HashedWheel<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> FromOptions for HashedWheel<T> {
+    fn from_options(options: Options) -> Result<Self, ConfigError> {
+        options.validate()?;
+        let n = options.hashed_slots;
+        if !n.is_power_of_two() || !(64..=1 << 24).contains(&n) {
+            return Err(ConfigError::WheelSlots(n));
+        }
+        Ok(Self::with(options))
+    }
+}
+
+impl<T> Timer<T> for HashedWheel<T> {
+    fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
+        let entry = Entry {
+            payload,
+            deadline,
+            prev: NIL,
+            next: NIL,
+        };
+        match self.slab.insert(entry) {
+            Ok(key) => {
+                self.place(key.index);
+                self.stats.inserted += 1;
+                Ok(key)
+            }
+            Err(entry) => {
+                self.stats.rejected += 1;
+                Err(InsertError::Full(entry.payload))
+            }
+        }
+    }
+
+    fn cancel(&mut self, key: TimerKey) -> Option<T> {
+        let index = self.slab.resolve(key)?;
+        self.unplace(index);
+        self.stats.cancelled += 1;
+        Some(self.slab.remove_at(index).payload)
+    }
+
+    fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
+        let index = self.slab.resolve(key).ok_or(StaleKeyError { key })?;
+        self.unplace(index);
+        self.slab.at_mut(index).deadline = deadline;
+        self.place(index);
+        self.stats.reset += 1;
+        Ok(())
+    }
+
+    fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
+        self.now = self.now.max(now);
+        let now = self.now;
+        let n = self.slots.len() as u64;
+        loop {
+            if let Some(index) = self.due.pop(&mut self.slab) {
+                return Some(self.fire(index));
+            }
+            if self.cursor >= now {
+                return None;
+            }
+            if self.in_slots == 0 || self.bound.get().is_some_and(|b| b > now) {
+                self.move_cursor(now);
+                return None;
+            }
+            if now - self.cursor > n {
+                // A jump longer than a lap: skip straight to the lower bound.
+                match self.lower_bound() {
+                    Some(b) if b <= now => {
+                        if b > self.cursor + 1 {
+                            self.move_cursor(b - 1);
+                        }
+                    }
+                    _ => {
+                        self.move_cursor(now);
+                        return None;
+                    }
+                }
+            }
+            // Sweep at most one lap: ticks cursor+1 ..= end.
+            let first = self.cursor + 1;
+            let end = now.min(self.cursor.saturating_add(n));
+            let span = (end - first + 1) as usize;
+            match self.next_occupied((first & self.mask) as usize, span) {
+                None => self.move_cursor(end),
+                Some(dist) => {
+                    let t = first + dist as u64;
+                    self.move_cursor(t);
+                    self.visit(t);
+                }
+            }
+        }
+    }
+
+    fn next_deadline(&self) -> Option<Tick> {
+        self.due
+            .first_deadline(self.cursor)
+            .or_else(|| self.lower_bound())
+    }
+
+    fn deadline(&self, key: TimerKey) -> Option<Tick> {
+        self.slab.get(key).map(|e| e.deadline)
+    }
+
+    fn get(&self, key: TimerKey) -> Option<&T> {
+        self.slab.get(key).map(|e| &e.payload)
+    }
+
+    fn now(&self) -> Tick {
+        self.now
+    }
+
+    fn len(&self) -> usize {
+        self.slab.len()
+    }
+
+    fn capacity(&self) -> Option<usize> {
+        self.slab.limit()
+    }
+
+    fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    fn drain(&mut self) -> Vec<Expired<T>> {
+        let mut order = self.due.collect(&self.slab, self.cursor);
+        for list in self.slots.iter() {
+            order.extend(list.collect(&self.slab));
+        }
+        order.sort_by_key(|&i| self.slab.at(i).deadline);
+        self.due = Due::default();
+        self.slots.fill(List::EMPTY);
+        self.occupied.fill(0);
+        self.in_slots = 0;
+        self.bound.set(None);
+        self.stats.drained += order.len() as u64;
+        order
+            .into_iter()
+            .map(|index| {
+                let key = self.slab.key_at(index);
+                let e = self.slab.remove_at(index);
+                Expired {
+                    key,
+                    deadline: e.deadline,
+                    payload: e.payload,
+                }
+            })
+            .collect()
+    }
+
+    fn allocated_bytes(&self) -> usize {
+        self.slab.allocated_bytes()
+            + self.slots.len() * (core::mem::size_of::<List>() + core::mem::size_of::<Tick>())
+            + self.occupied.len() * 8
+    }
+
+    fn name(&self) -> &'static str {
+        "hashed"
+    }
+
+    fn check_invariants(&self) {
+        self.slab.check();
+        assert!(self.cursor <= self.now, "cursor ahead of now");
+        let mut seen = self.due.collect(&self.slab, self.cursor).len();
+        let mut in_slots = 0;
+        for (s, list) in self.slots.iter().enumerate() {
+            let bit = self.occupied[s / 64] & (1 << (s % 64)) != 0;
+            assert_eq!(bit, !list.is_empty(), "occupancy bit of slot {s} is wrong");
+            for index in list.collect(&self.slab) {
+                let d = self.slab.at(index).deadline;
+                assert!(d > self.cursor, "slot {s} holds a timer at or behind the cursor");
+                assert_eq!(self.slot_of(d), s, "timer {d} in the wrong slot");
+                assert!(self.slot_min[s] <= d, "slot {s} lower bound above a deadline");
+                if let Some(b) = self.bound.get() {
+                    assert!(b <= d, "wheel lower bound {b} above deadline {d}");
+                }
+                in_slots += 1;
+            }
+        }
+        assert_eq!(in_slots, self.in_slots, "in_slots count is wrong");
+        seen += in_slots;
+        assert_eq!(seen, self.slab.len(), "a timer is in no place or in two");
+    }
+}

@@ -1,0 +1,357 @@
+//! `HierarchicalWheel`: six levels of 64 slots, each level 64× coarser, with an occupancy
+//! bitmap per level, cascading, and an ordered overflow beyond the top level.
+//!
+//! The cursor `elapsed` is the last tick fully swept. A timer due after it sits in the slot
+//! chosen by [`level`](super::level) (the highest 6-bit group where deadline and cursor differ);
+//! the earliest timer is therefore in the first set bit of the lowest non-empty level, found
+//! with one `trailing_zeros`. When the cursor reaches a coarse slot, its timers move down
+//! (cascade) to finer levels; a level-0 slot holds exactly one tick and is spliced whole onto
+//! the ready list. Timers at or behind the cursor wait in the shared [`due`](super::due) queue;
+//! timers more than one whole-wheel span (2^36 ticks) away wait in the overflow, ordered, and
+//! enter the levels when the cursor enters their span.
+//!
+//! # Invariants
+//! - Every timer is in exactly one place, determined by its deadline and `elapsed` (see
+//!   [`wheel`](super)): due queue, level `level_for(elapsed, d)` slot `slot_for(d, level)`, or
+//!   the overflow.
+//! - A level's occupancy bit is set iff its slot list is non-empty.
+//! - Slot lists are in insertion order, and a cascade moves a whole slot before any timer with
+//!   the same deadline can be inserted directly below, so equal deadlines leave first-in
+//!   first-out.
+//! - `elapsed <= now`; the ready list is empty whenever `elapsed` moves.
+//!
+//! # Costs
+//! | operation | cost |
+//! |---|---|
+//! | insert, cancel, reset | O(1): a few bit operations and a list push/unlink (overdue or overflow: O(log n)) |
+//! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times |
+//! | poll with nothing due, `next_deadline` | O(1): at most 6 bitmap reads |
+//! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
+//! | memory per timer | one 32 B slab slot (u64 payload); 3 KiB of slot heads per wheel |
+//!
+//! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
+//! and Varghese & Lauck's hierarchical scheme 7.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+use super::due::Due;
+use super::level::{level_for, slot_for, slot_start, span_end, span_start, Level, LEVELS};
+use super::ordered::Ordered;
+use super::Entry;
+use crate::slab::{Slab, NIL};
+use crate::{
+    ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
+    TimerKey,
+};
+
+/// A hierarchical timing wheel. See the module docs for the design and costs.
+///
+/// ```
+/// use tickwheel::{FromOptions, HierarchicalWheel, Options, Timer};
+///
+/// // Start at a large tick (a long uptime) and jump ten years in one poll.
+/// let start = 1u64 << 50;
+/// let mut wheel = HierarchicalWheel::from_options(Options::new().start(start)).unwrap();
+/// let ten_years = 10 * 365 * 24 * 3600 * 1000;
+/// wheel.insert(start + ten_years, "far").unwrap();
+/// wheel.insert(start + 5, "near").unwrap();
+/// assert_eq!(wheel.poll(start + ten_years).unwrap().payload, "near");
+/// assert_eq!(wheel.poll(start + ten_years).unwrap().payload, "far");
+/// assert!(wheel.is_empty());
+/// ```
+pub struct HierarchicalWheel<T> {
+    slab: Slab<Entry<T>>,
+    levels: Box<[Level; LEVELS]>,
+    due: Due,
+    /// Timers due beyond the whole-wheel span that contains `elapsed`.
+    overflow: Ordered,
+    /// The cursor: every timer due at or before it has left the levels. Only increases.
+    elapsed: Tick,
+    /// Latest `now` seen; only increases; `elapsed <= now`.
+    now: Tick,
+    stats: Stats,
+}
+
+impl<T> HierarchicalWheel<T> {
+    /// An empty, unbounded wheel at tick 0.
+    ///
+    /// ```
+    /// let wheel: tickwheel::HierarchicalWheel<u64> = tickwheel::HierarchicalWheel::new();
+    /// assert_eq!(tickwheel::Timer::next_deadline(&wheel), None);
+    /// ```
+    #[must_use]
+    pub fn new() -> Self {
+        Self::with(Options::new())
+    }
+
+    fn with(options: Options) -> Self {
+        let pre = options.preallocate.min(options.capacity.unwrap_or(usize::MAX));
+        Self {
+            slab: Slab::new(options.capacity, pre),
+            levels: Box::new([Level::EMPTY; LEVELS]),
+            due: Due::default(),
+            overflow: Ordered::default(),
+            elapsed: options.start,
+            now: options.start,
+            stats: Stats::default(),
+        }
+    }
+
+    /// Puts a timer (already in the slab, unlinked) where its deadline says.
+    #[inline]
+    fn place(&mut self, index: u32) {
+        let deadline = self.slab.at(index).deadline;
+        if deadline <= self.elapsed {
+            self.due.push(&mut self.slab, index, self.elapsed);
+            return;
+        }
+        let level = level_for(self.elapsed, deadline);
+        if level < LEVELS {
+            self.levels[level].push(&mut self.slab, index, slot_for(deadline, level));
+        } else {
+            self.overflow.insert(&mut self.slab, index);
+        }
+    }
+
+    /// Takes a timer out of wherever it is.
+    #[inline]
+    fn unplace(&mut self, index: u32) {
+        let deadline = self.slab.at(index).deadline;
+        if deadline <= self.elapsed {
+            self.due.remove(&mut self.slab, index, self.elapsed);
+            return;
+        }
+        let level = level_for(self.elapsed, deadline);
+        if level < LEVELS {
+            self.levels[level].remove(&mut self.slab, index, slot_for(deadline, level));
+        } else {
+            self.overflow.remove(&self.slab, index);
+        }
+    }
+
+    /// The earliest occupied slot: `(level, slot, first tick of the slot)`.
+    #[inline]
+    fn next_slot(&self) -> Option<(usize, usize, Tick)> {
+        self.levels.iter().enumerate().find_map(|(level, l)| {
+            l.first_slot()
+                .map(|slot| (level, slot, slot_start(self.elapsed, level, slot)))
+        })
+    }
+
+    /// Moves the cursor forward to `t`; on entering a new whole-wheel span, brings the overflow
+    /// timers of that span into the levels. The caller guarantees nothing in the levels is due
+    /// before `t` and the ready list is empty.
+    fn advance_to(&mut self, t: Tick) {
+        debug_assert!(t >= self.elapsed && self.due.ready.is_empty());
+        let crossed = span_start(t) != span_start(self.elapsed);
+        self.elapsed = t;
+        if crossed {
+            while let Some(index) = self.overflow.pop_first_until(span_end(t)) {
+                self.place(index);
+                self.stats.cascaded += 1;
+            }
+        }
+    }
+
+    /// Empties one slot at the cursor: a level-0 slot is due whole; a coarser one cascades.
+    fn process(&mut self, level: usize, slot: usize, start: Tick) {
+        self.advance_to(start);
+        self.stats.slots_scanned += 1;
+        let mut list = self.levels[level].take(slot);
+        if level == 0 {
+            // Every timer here is due exactly at `start`, in insertion order.
+            self.due.ready.append(&mut self.slab, &mut list);
+        } else {
+            while let Some(index) = list.pop_front(&mut self.slab) {
+                self.place(index);
+                self.stats.cascaded += 1;
+            }
+        }
+    }
+
+    fn fire(&mut self, index: u32) -> Expired<T> {
+        let key = self.slab.key_at(index);
+        let entry = self.slab.remove_at(index);
+        self.stats.fired += 1;
+        Expired {
+            key,
+            deadline: entry.deadline,
+            payload: entry.payload,
+        }
+    }
+}
+
+impl<T> Default for HierarchicalWheel<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> FromOptions for HierarchicalWheel<T> {
+    fn from_options(options: Options) -> Result<Self, ConfigError> {
+        options.validate()?;
+        Ok(Self::with(options))
+    }
+}
+
+impl<T> Timer<T> for HierarchicalWheel<T> {
+    fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
+        let entry = Entry {
+            payload,
+            deadline,
+            prev: NIL,
+            next: NIL,
+        };
+        match self.slab.insert(entry) {
+            Ok(key) => {
+                self.place(key.index);
+                self.stats.inserted += 1;
+                Ok(key)
+            }
+            Err(entry) => {
+                self.stats.rejected += 1;
+                Err(InsertError::Full(entry.payload))
+            }
+        }
+    }
+
+    fn cancel(&mut self, key: TimerKey) -> Option<T> {
+        let index = self.slab.resolve(key)?;
+        self.unplace(index);
+        self.stats.cancelled += 1;
+        Some(self.slab.remove_at(index).payload)
+    }
+
+    fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
+        let index = self.slab.resolve(key).ok_or(StaleKeyError { key })?;
+        self.unplace(index);
+        self.slab.at_mut(index).deadline = deadline;
+        self.place(index);
+        self.stats.reset += 1;
+        Ok(())
+    }
+
+    fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
+        self.now = self.now.max(now);
+        let now = self.now;
+        loop {
+            if let Some(index) = self.due.pop(&mut self.slab) {
+                return Some(self.fire(index));
+            }
+            match self.next_slot() {
+                Some((level, slot, start)) if start <= now => self.process(level, slot, start),
+                Some(_) => break,
+                None => match self.overflow.first_deadline() {
+                    // Levels are empty: jump the cursor to the start of that timer's span.
+                    Some(d) if d <= now => self.advance_to(span_start(d)),
+                    _ => break,
+                },
+            }
+        }
+        // Nothing is due by `now`: bring the cursor up so later inserts land on fine levels.
+        self.advance_to(now);
+        None
+    }
+
+    fn next_deadline(&self) -> Option<Tick> {
+        self.due
+            .first_deadline(self.elapsed)
+            .or_else(|| self.next_slot().map(|(_, _, start)| start))
+            .or_else(|| self.overflow.first_deadline())
+    }
+
+    fn deadline(&self, key: TimerKey) -> Option<Tick> {
+        self.slab.get(key).map(|e| e.deadline)
+    }
+
+    fn get(&self, key: TimerKey) -> Option<&T> {
+        self.slab.get(key).map(|e| &e.payload)
+    }
+
+    fn now(&self) -> Tick {
+        self.now
+    }
+
+    fn len(&self) -> usize {
+        self.slab.len()
+    }
+
+    fn capacity(&self) -> Option<usize> {
+        self.slab.limit()
+    }
+
+    fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    fn drain(&mut self) -> Vec<Expired<T>> {
+        // Walk every place in an order that keeps equal deadlines first-in first-out (they
+        // always share one place), then sort stably by deadline.
+        let mut order = self.due.collect(&self.slab, self.elapsed);
+        for level in self.levels.iter() {
+            for list in level.slots.iter() {
+                order.extend(list.collect(&self.slab));
+            }
+        }
+        order.extend(self.overflow.collect(&self.slab));
+        order.sort_by_key(|&i| self.slab.at(i).deadline);
+        self.due = Due::default();
+        self.overflow = Ordered::default();
+        *self.levels = [Level::EMPTY; LEVELS];
+        self.stats.drained += order.len() as u64;
+        order
+            .into_iter()
+            .map(|index| {
+                let key = self.slab.key_at(index);
+                let e = self.slab.remove_at(index);
+                Expired {
+                    key,
+                    deadline: e.deadline,
+                    payload: e.payload,
+                }
+            })
+            .collect()
+    }
+
+    fn allocated_bytes(&self) -> usize {
+        self.slab.allocated_bytes()
+            + core::mem::size_of::<[Level; LEVELS]>()
+            + self.overflow.len() * 3 * core::mem::size_of::<(Tick, u64, u32)>() / 2
+    }
+
+    fn name(&self) -> &'static str {
+        "hierarchical"
+    }
+
+    fn check_invariants(&self) {
+        self.slab.check();
+        assert!(self.elapsed <= self.now, "cursor ahead of now");
+        let mut seen = self.due.collect(&self.slab, self.elapsed).len();
+        for (l, level) in self.levels.iter().enumerate() {
+            for (s, list) in level.slots.iter().enumerate() {
+                assert_eq!(
+                    level.occupied & (1 << s) != 0,
+                    !list.is_empty(),
+                    "occupancy bit of level {l} slot {s} is wrong"
+                );
+                for index in list.collect(&self.slab) {
+                    let d = self.slab.at(index).deadline;
+                    assert!(d > self.elapsed, "level {l} holds a timer at or behind the cursor");
+                    assert_eq!(level_for(self.elapsed, d), l, "timer {d} on the wrong level");
+                    assert_eq!(slot_for(d, l), s, "timer {d} in the wrong slot");
+                    seen += 1;
+                }
+            }
+        }
+        for index in self.overflow.collect(&self.slab) {
+            let d = self.slab.at(index).deadline;
+            assert!(
+                d > self.elapsed && level_for(self.elapsed, d) >= LEVELS,
+                "overflow holds a timer the levels should"
+            );
+            seen += 1;
+        }
+        assert_eq!(seen, self.slab.len(), "a timer is in no place or in two");
+    }
+}

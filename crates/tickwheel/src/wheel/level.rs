@@ -1,0 +1,172 @@
+//! One level of the hierarchical wheel, and the arithmetic that picks a level and a slot.
+//!
+//! Level `l` has 64 slots of `64^l` ticks each, so it spans `64^(l+1)` ticks; six levels span
+//! `2^36` ticks (about 2.2 years at 1 ms). A timer due at `deadline` while the wheel's cursor is
+//! at `elapsed` goes to the level of the highest 6-bit group in which the two differ: level 0 if
+//! they share everything above the low 6 bits, and so on. Deadlines that differ from `elapsed`
+//! above bit 36 go to the overflow.
+//!
+//! | level | slot width | level span | at 1 ms per tick |
+//! |---|---|---|---|
+//! | 0 | 1 | 64 | 64 ms |
+//! | 1 | 64 | 4 096 | ~4 s |
+//! | 2 | 4 096 | 262 144 | ~4.4 min |
+//! | 3 | 262 144 | 16 777 216 | ~4.7 h |
+//! | 4 | 16 777 216 | 2^30 | ~12.4 days |
+//! | 5 | 2^30 | 2^36 | ~2.2 years |
+//!
+//! Because a level-`l` timer agrees with the cursor on every group above `l`, and (for `l > 0`)
+//! its group `l` is above the cursor's, its slot is strictly after the cursor's slot on that
+//! level: a level never wraps, and the first set bit of its occupancy word is its earliest slot.
+//! A level's timers are all earlier than the next level's.
+
+use super::list::List;
+use super::Entry;
+use crate::slab::Slab;
+use crate::Tick;
+
+/// Number of levels.
+pub(crate) const LEVELS: usize = 6;
+/// Slots per level; 64 so that one `u64` is a level's occupancy bitmap.
+pub(crate) const SLOTS: usize = 64;
+/// log2 of [`SLOTS`].
+const SLOT_BITS: u32 = 6;
+/// Bits of tick covered by the whole wheel: `LEVELS * SLOT_BITS`.
+pub(crate) const SPAN_BITS: u32 = LEVELS as u32 * SLOT_BITS;
+
+/// The level for a timer due at `deadline > elapsed`; `LEVELS` or more means overflow.
+#[inline]
+pub(crate) fn level_for(elapsed: Tick, deadline: Tick) -> usize {
+    // `| 63` makes deadlines in the cursor's own 64-tick block land on level 0.
+    let masked = (elapsed ^ deadline) | (SLOTS as u64 - 1);
+    let significant = 63 - masked.leading_zeros();
+    (significant / SLOT_BITS) as usize
+}
+
+/// The slot of `deadline` on `level`.
+#[inline]
+pub(crate) fn slot_for(deadline: Tick, level: usize) -> usize {
+    ((deadline >> (SLOT_BITS * level as u32)) & (SLOTS as u64 - 1)) as usize
+}
+
+/// The first tick of `slot` on `level`, in the level span that contains `elapsed`.
+#[inline]
+pub(crate) fn slot_start(elapsed: Tick, level: usize, slot: usize) -> Tick {
+    let level_bits = SLOT_BITS * (level as u32 + 1);
+    let span_start = elapsed & !((1u64 << level_bits) - 1);
+    span_start + ((slot as u64) << (SLOT_BITS * level as u32))
+}
+
+/// The first tick of the whole-wheel span (2^36 ticks) that contains `t`.
+#[inline]
+pub(crate) fn span_start(t: Tick) -> Tick {
+    t & !((1u64 << SPAN_BITS) - 1)
+}
+
+/// The last tick of the whole-wheel span that contains `t`.
+#[inline]
+pub(crate) fn span_end(t: Tick) -> Tick {
+    t | ((1u64 << SPAN_BITS) - 1)
+}
+
+/// One level: 64 FIFO slot lists and a bitmap of the non-empty ones.
+pub(crate) struct Level {
+    /// Bit `s` is set iff `slots[s]` is non-empty.
+    pub(crate) occupied: u64,
+    pub(crate) slots: [List; SLOTS],
+}
+
+impl Level {
+    pub(crate) const EMPTY: Level = Level {
+        occupied: 0,
+        slots: [List::EMPTY; SLOTS],
+    };
+
+    #[inline]
+    pub(crate) fn push<T>(&mut self, slab: &mut Slab<Entry<T>>, index: u32, slot: usize) {
+        self.slots[slot].push_back(slab, index);
+        self.occupied |= 1 << slot;
+    }
+
+    #[inline]
+    pub(crate) fn remove<T>(&mut self, slab: &mut Slab<Entry<T>>, index: u32, slot: usize) {
+        let list = &mut self.slots[slot];
+        list.unlink(slab, index);
+        if list.is_empty() {
+            self.occupied &= !(1 << slot);
+        }
+    }
+
+    /// Empties a slot and returns its list.
+    #[inline]
+    pub(crate) fn take(&mut self, slot: usize) -> List {
+        self.occupied &= !(1 << slot);
+        core::mem::replace(&mut self.slots[slot], List::EMPTY)
+    }
+
+    /// The earliest occupied slot.
+    #[inline]
+    pub(crate) fn first_slot(&self) -> Option<usize> {
+        (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The level/slot rules checked against their definition: the level is the highest 6-bit
+    /// group where `elapsed` and `deadline` differ, and the slot's range contains the deadline
+    /// and starts after the cursor's slot.
+    fn check_one(elapsed: Tick, deadline: Tick) {
+        let level = level_for(elapsed, deadline);
+        let group = |t: Tick, l: usize| (t >> (6 * l)) & 63;
+        let highest_diff = (0..11).rev().find(|&g| {
+            let shift = 6 * g as u32;
+            shift < 64 && (elapsed >> shift) & 63 != (deadline >> shift) & 63
+        });
+        assert_eq!(level, highest_diff.unwrap_or(0), "level of {deadline} at {elapsed}");
+        if level < LEVELS {
+            let slot = slot_for(deadline, level);
+            let start = slot_start(elapsed, level, slot);
+            let width = 1u64 << (6 * level);
+            assert!(start <= deadline && deadline - start < width, "slot range");
+            if level > 0 {
+                assert!(slot as u64 > group(elapsed, level), "slot not after cursor");
+                assert!(start > elapsed);
+            }
+        } else {
+            assert_ne!(span_start(elapsed), span_start(deadline));
+        }
+    }
+
+    #[test]
+    fn exhaustive_small_ranges() {
+        for elapsed in 0..300u64 {
+            for deadline in elapsed + 1..elapsed + 5_000 {
+                check_one(elapsed, deadline);
+            }
+        }
+    }
+
+    #[test]
+    fn level_boundaries() {
+        for level in 0..LEVELS as u32 + 2 {
+            for base in [0u64, 1, 63, 64, 4095, 4096, (1 << 36) - 1, 1 << 40, u64::MAX - (1 << 37)] {
+                let b = 1u64.checked_shl(6 * level).unwrap_or(0);
+                for delta in [1, b.saturating_sub(1), b, b + 1, 2 * b] {
+                    if let Some(d) = base.checked_add(delta.max(1)) {
+                        check_one(base, d);
+                    }
+                }
+            }
+        }
+        check_one(0, u64::MAX);
+        check_one(u64::MAX - 1, u64::MAX);
+        assert_eq!(level_for(0, 63), 0);
+        assert_eq!(level_for(0, 64), 1);
+        assert_eq!(level_for(0, (1 << 36) - 1), 5);
+        assert!(level_for(0, 1 << 36) >= LEVELS);
+        assert_eq!(span_end(5), (1 << 36) - 1);
+    }
+}

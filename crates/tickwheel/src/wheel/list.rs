@@ -1,0 +1,106 @@
+//! Intrusive doubly-linked FIFO lists threaded through the slab.
+//!
+//! A list is just a head and a tail index; the links live in the entries. Push, unlink and
+//! splice are O(1) and allocate nothing, which is what makes a wheel's insert and cancel O(1).
+//!
+//! # Invariants
+//! - `head == NIL` iff `tail == NIL` iff the list is empty.
+//! - Following `next` from `head` reaches `tail`; `prev` mirrors `next`; the ends point to `NIL`.
+
+use super::Entry;
+use crate::slab::{Slab, NIL};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct List {
+    pub(crate) head: u32,
+    pub(crate) tail: u32,
+}
+
+impl List {
+    pub(crate) const EMPTY: List = List {
+        head: NIL,
+        tail: NIL,
+    };
+
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+
+    #[inline]
+    pub(crate) fn push_back<T>(&mut self, slab: &mut Slab<Entry<T>>, index: u32) {
+        let tail = self.tail;
+        {
+            let e = slab.at_mut(index);
+            e.prev = tail;
+            e.next = NIL;
+        }
+        if tail == NIL {
+            self.head = index;
+        } else {
+            slab.at_mut(tail).next = index;
+        }
+        self.tail = index;
+    }
+
+    #[inline]
+    pub(crate) fn unlink<T>(&mut self, slab: &mut Slab<Entry<T>>, index: u32) {
+        let (prev, next) = {
+            let e = slab.at(index);
+            (e.prev, e.next)
+        };
+        if prev == NIL {
+            self.head = next;
+        } else {
+            slab.at_mut(prev).next = next;
+        }
+        if next == NIL {
+            self.tail = prev;
+        } else {
+            slab.at_mut(next).prev = prev;
+        }
+    }
+
+    #[inline]
+    pub(crate) fn pop_front<T>(&mut self, slab: &mut Slab<Entry<T>>) -> Option<u32> {
+        if self.head == NIL {
+            return None;
+        }
+        let index = self.head;
+        self.unlink(slab, index);
+        Some(index)
+    }
+
+    /// Appends all of `other` to the end of `self` in O(1); `other` becomes empty.
+    #[inline]
+    pub(crate) fn append<T>(&mut self, slab: &mut Slab<Entry<T>>, other: &mut List) {
+        if other.is_empty() {
+            return;
+        }
+        if self.is_empty() {
+            *self = *other;
+        } else {
+            slab.at_mut(self.tail).next = other.head;
+            slab.at_mut(other.head).prev = self.tail;
+            self.tail = other.tail;
+        }
+        *other = List::EMPTY;
+    }
+
+    /// Walks the list, checking its links; returns the entries in order. For invariant checks.
+    pub(crate) fn collect<T>(&self, slab: &Slab<Entry<T>>) -> alloc::vec::Vec<u32> {
+        let mut out = alloc::vec::Vec::new();
+        let mut prev = NIL;
+        let mut cur = self.head;
+        while cur != NIL {
+            assert!(out.len() <= slab.len(), "list has a cycle");
+            let e = slab.at(cur);
+            assert_eq!(e.prev, prev, "broken prev link at {cur}");
+            out.push(cur);
+            prev = cur;
+            cur = e.next;
+        }
+        assert_eq!(self.tail, prev, "tail is not the last entry");
+        out
+    }
+}

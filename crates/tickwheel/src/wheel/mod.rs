@@ -1,0 +1,31 @@
+//! The timing-wheel designs and the pieces they share.
+//!
+//! Both wheels keep each timer in one slab entry linked into exactly one place, and that place
+//! is a function of the timer's deadline and the wheel's cursor (the last tick fully swept), so
+//! entries need not remember where they are:
+//!
+//! | deadline vs cursor | place |
+//! |---|---|
+//! | `deadline < cursor` | the overdue queue ([`due`]), ordered by `(deadline, insertion)` |
+//! | `deadline == cursor` | the ready list ([`due`]), first-in first-out |
+//! | `deadline > cursor` | a wheel slot (or the hierarchical wheel's overflow) |
+
+pub(crate) mod due;
+pub(crate) mod hashed;
+pub(crate) mod hierarchical;
+pub(crate) mod level;
+pub(crate) mod list;
+pub(crate) mod ordered;
+
+use crate::Tick;
+
+/// A wheel timer: the payload, its deadline and its links in an intrusive list.
+///
+/// Entries kept in an [`ordered::Ordered`] store (overdue, overflow) are not in a list; they
+/// keep their insertion number split across `prev` and `next` instead.
+pub(crate) struct Entry<T> {
+    pub(crate) payload: T,
+    pub(crate) deadline: Tick,
+    pub(crate) prev: u32,
+    pub(crate) next: u32,
+}

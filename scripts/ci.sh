@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# What CI runs, and what a person runs before pushing: format, lints, docs, then the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# A fresh machine has the toolchain; make sure the lint components are there too.
+if command -v rustup >/dev/null 2>&1; then
+  rustup component add rustfmt clippy >/dev/null 2>&1 || true
+fi
+
+echo "== cargo fmt"
+cargo fmt --all --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+echo "== cargo doc"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+echo "== tests"
+scripts/test.sh
