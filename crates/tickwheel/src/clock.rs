@@ -198,7 +198,10 @@ mod tests {
         for us in 0..5_000u64 {
             let t = origin + Duration::from_micros(us);
             let d = clock.deadline_tick(t);
-            assert!(clock.instant_of(d).unwrap() >= t, "deadline {us}us rounded early");
+            assert!(
+                clock.instant_of(d).unwrap() >= t,
+                "deadline {us}us rounded early"
+            );
             assert!(clock.now_tick(t) <= d);
             assert!(clock.instant_of(clock.now_tick(t)).unwrap() <= t);
         }
@@ -207,8 +210,9 @@ mod tests {
     #[test]
     fn before_origin_is_tick_zero() {
         let (origin, clock) = clock();
-        let later = TickClock::with_origin(origin + Duration::from_secs(5), Duration::from_millis(1))
-            .unwrap();
+        let later =
+            TickClock::with_origin(origin + Duration::from_secs(5), Duration::from_millis(1))
+                .unwrap();
         assert_eq!(later.now_tick(origin), 0);
         assert_eq!(later.deadline_tick(origin), 0);
         assert_eq!(clock.now_tick(origin), 0);
@@ -220,7 +224,10 @@ mod tests {
         let ns = TickClock::with_origin(origin, Duration::from_nanos(1)).unwrap();
         assert_eq!(ns.deadline_after(origin, Duration::MAX), u64::MAX);
         assert_eq!(ns.ticks_ceil(Duration::MAX), u64::MAX);
-        assert_eq!(ns.instant_of(u64::MAX).map(|_| ()), ns.instant_of(u64::MAX).map(|_| ()));
+        assert_eq!(
+            ns.instant_of(u64::MAX).map(|_| ()),
+            ns.instant_of(u64::MAX).map(|_| ())
+        );
         let huge = TickClock::with_origin(origin, Duration::MAX).unwrap();
         assert_eq!(huge.instant_of(u64::MAX), None);
         assert_eq!(huge.ticks_ceil(Duration::from_secs(1)), 1);

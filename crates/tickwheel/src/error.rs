@@ -10,7 +10,7 @@ use crate::TimerKey;
 /// ```
 /// use tickwheel::{IndexedHeap, InsertError, Options, Timer, FromOptions};
 ///
-/// let mut timer = IndexedHeap::from_options(Options::new().capacity(1)).unwrap();
+/// let mut timer: IndexedHeap<&str> = IndexedHeap::from_options(Options::new().capacity(1)).unwrap();
 /// timer.insert(10, "first").unwrap();
 /// let err = timer.insert(10, "second").unwrap_err();
 /// assert!(matches!(err, InsertError::Full(_)));

@@ -12,8 +12,7 @@ use core::fmt;
 use core::str::FromStr;
 
 use crate::{
-    ConfigError, FromOptions, HashedWheel, HierarchicalWheel, IndexedHeap, LazyHeap, Options,
-    Timer,
+    ConfigError, FromOptions, HashedWheel, HierarchicalWheel, IndexedHeap, LazyHeap, Options, Timer,
 };
 
 /// Names one of the four implementations.

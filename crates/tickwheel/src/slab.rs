@@ -67,7 +67,11 @@ impl<E> Slab<E> {
         if self.free_head != NIL {
             let index = self.free_head;
             let slot = &mut self.slots[index as usize];
-            let Slot::Vacant { generation, next_free } = *slot else {
+            let Slot::Vacant {
+                generation,
+                next_free,
+            } = *slot
+            else {
                 unreachable!("free list points at an occupied slot")
             };
             self.free_head = next_free;
@@ -190,7 +194,11 @@ impl<E> Slab<E> {
                 Slot::Occupied { .. } => panic!("free list reaches an occupied slot"),
             }
         }
-        assert_eq!(free + self.len, self.slots.len(), "free list misses vacant slots");
+        assert_eq!(
+            free + self.len,
+            self.slots.len(),
+            "free list misses vacant slots"
+        );
         assert!(self.len <= self.limit, "slab holds more than its limit");
     }
 }

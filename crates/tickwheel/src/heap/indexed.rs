@@ -57,9 +57,10 @@ struct Entry<T> {
 /// A d-ary indexed min-heap timer (`D` = 4 by default). See the module docs for costs.
 ///
 /// ```
-/// use tickwheel::{IndexedHeap, Timer};
+/// use tickwheel::{FromOptions, IndexedHeap, Options, Timer};
 ///
-/// let mut heap: IndexedHeap<&str, 2> = IndexedHeap::new(); // a binary heap instead of 4-ary
+/// // A binary heap instead of the default 4-ary one.
+/// let mut heap = IndexedHeap::<&str, 2>::from_options(Options::new()).unwrap();
 /// let k = heap.insert(10, "late").unwrap();
 /// heap.insert(3, "soon").unwrap();
 /// heap.reset(k, 1).unwrap();
@@ -108,7 +109,9 @@ impl<T, const D: usize> IndexedHeap<T, D> {
     fn with(options: Options) -> Self {
         #[allow(clippy::let_unit_value)]
         let () = Self::ARITY_OK;
-        let pre = options.preallocate.min(options.capacity.unwrap_or(usize::MAX));
+        let pre = options
+            .preallocate
+            .min(options.capacity.unwrap_or(usize::MAX));
         Self {
             slab: Slab::new(options.capacity, pre),
             heap: Vec::with_capacity(pre),
@@ -306,7 +309,11 @@ impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
 
     fn check_invariants(&self) {
         self.slab.check();
-        assert_eq!(self.heap.len(), self.slab.len(), "heap and slab disagree on len");
+        assert_eq!(
+            self.heap.len(),
+            self.slab.len(),
+            "heap and slab disagree on len"
+        );
         for (pos, item) in self.heap.iter().enumerate() {
             assert_eq!(
                 self.slab.at(item.index).pos as usize,

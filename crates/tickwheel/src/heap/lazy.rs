@@ -99,7 +99,9 @@ impl<T> LazyHeap<T> {
     }
 
     fn with(options: Options) -> Self {
-        let pre = options.preallocate.min(options.capacity.unwrap_or(usize::MAX));
+        let pre = options
+            .preallocate
+            .min(options.capacity.unwrap_or(usize::MAX));
         Self {
             slab: Slab::new(options.capacity, pre),
             heap: BinaryHeap::with_capacity(pre),
@@ -111,7 +113,9 @@ impl<T> LazyHeap<T> {
 
     #[inline]
     fn is_live(&self, item: &Item) -> bool {
-        self.slab.try_at(item.index).is_some_and(|e| e.seq == item.seq)
+        self.slab
+            .try_at(item.index)
+            .is_some_and(|e| e.seq == item.seq)
     }
 
     /// Pops dead elements off the top and rebuilds when more than half is dead.
@@ -291,7 +295,11 @@ impl<T> Timer<T> for LazyHeap<T> {
                 "live element disagrees with its timer's deadline"
             );
         }
-        assert_eq!(live, self.slab.len(), "each timer needs exactly one live element");
+        assert_eq!(
+            live,
+            self.slab.len(),
+            "each timer needs exactly one live element"
+        );
         let dead = items.len() - live;
         assert!(
             dead <= live || items.len() <= Self::COMPACT_FLOOR,

@@ -69,7 +69,10 @@ impl Due {
     pub(crate) fn collect<T>(&self, slab: &Slab<Entry<T>>, cursor: Tick) -> alloc::vec::Vec<u32> {
         let mut out = self.overdue.collect(slab);
         for &i in &out {
-            assert!(slab.at(i).deadline < cursor, "overdue entry not behind the cursor");
+            assert!(
+                slab.at(i).deadline < cursor,
+                "overdue entry not behind the cursor"
+            );
         }
         let ready = self.ready.collect(slab);
         for &i in &ready {

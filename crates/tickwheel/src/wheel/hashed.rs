@@ -110,7 +110,9 @@ impl<T> HashedWheel<T> {
 
     fn with(options: Options) -> Self {
         let n = options.hashed_slots;
-        let pre = options.preallocate.min(options.capacity.unwrap_or(usize::MAX));
+        let pre = options
+            .preallocate
+            .min(options.capacity.unwrap_or(usize::MAX));
         Self {
             slab: Slab::new(options.capacity, pre),
             slots: vec![List::EMPTY; n].into_boxed_slice(),
@@ -201,7 +203,9 @@ impl<T> HashedWheel<T> {
         let mut dist = 0;
         while let Some(d) = self.next_occupied((first as usize + dist) & (n - 1), n - dist) {
             dist += d;
-            let Some(t) = first.checked_add(dist as u64) else { break };
+            let Some(t) = first.checked_add(dist as u64) else {
+                break;
+            };
             let s = (t & self.mask) as usize;
             // Timers in slot `s` are due after the cursor, so no earlier than `t`.
             best = best.min(self.slot_min[s].max(t));
@@ -455,9 +459,15 @@ impl<T> Timer<T> for HashedWheel<T> {
             assert_eq!(bit, !list.is_empty(), "occupancy bit of slot {s} is wrong");
             for index in list.collect(&self.slab) {
                 let d = self.slab.at(index).deadline;
-                assert!(d > self.cursor, "slot {s} holds a timer at or behind the cursor");
+                assert!(
+                    d > self.cursor,
+                    "slot {s} holds a timer at or behind the cursor"
+                );
                 assert_eq!(self.slot_of(d), s, "timer {d} in the wrong slot");
-                assert!(self.slot_min[s] <= d, "slot {s} lower bound above a deadline");
+                assert!(
+                    self.slot_min[s] <= d,
+                    "slot {s} lower bound above a deadline"
+                );
                 if let Some(b) = self.bound.get() {
                     assert!(b <= d, "wheel lower bound {b} above deadline {d}");
                 }

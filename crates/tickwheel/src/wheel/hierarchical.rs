@@ -86,7 +86,9 @@ impl<T> HierarchicalWheel<T> {
     }
 
     fn with(options: Options) -> Self {
-        let pre = options.preallocate.min(options.capacity.unwrap_or(usize::MAX));
+        let pre = options
+            .preallocate
+            .min(options.capacity.unwrap_or(usize::MAX));
         Self {
             slab: Slab::new(options.capacity, pre),
             levels: Box::new([Level::EMPTY; LEVELS]),
@@ -337,8 +339,15 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
                 );
                 for index in list.collect(&self.slab) {
                     let d = self.slab.at(index).deadline;
-                    assert!(d > self.elapsed, "level {l} holds a timer at or behind the cursor");
-                    assert_eq!(level_for(self.elapsed, d), l, "timer {d} on the wrong level");
+                    assert!(
+                        d > self.elapsed,
+                        "level {l} holds a timer at or behind the cursor"
+                    );
+                    assert_eq!(
+                        level_for(self.elapsed, d),
+                        l,
+                        "timer {d} on the wrong level"
+                    );
                     assert_eq!(slot_for(d, l), s, "timer {d} in the wrong slot");
                     seen += 1;
                 }

@@ -125,7 +125,11 @@ mod tests {
             let shift = 6 * g as u32;
             shift < 64 && (elapsed >> shift) & 63 != (deadline >> shift) & 63
         });
-        assert_eq!(level, highest_diff.unwrap_or(0), "level of {deadline} at {elapsed}");
+        assert_eq!(
+            level,
+            highest_diff.unwrap_or(0),
+            "level of {deadline} at {elapsed}"
+        );
         if level < LEVELS {
             let slot = slot_for(deadline, level);
             let start = slot_start(elapsed, level, slot);
@@ -152,7 +156,17 @@ mod tests {
     #[test]
     fn level_boundaries() {
         for level in 0..LEVELS as u32 + 2 {
-            for base in [0u64, 1, 63, 64, 4095, 4096, (1 << 36) - 1, 1 << 40, u64::MAX - (1 << 37)] {
+            for base in [
+                0u64,
+                1,
+                63,
+                64,
+                4095,
+                4096,
+                (1 << 36) - 1,
+                1 << 40,
+                u64::MAX - (1 << 37),
+            ] {
                 let b = 1u64.checked_shl(6 * level).unwrap_or(0);
                 for delta in [1, b.saturating_sub(1), b, b + 1, 2 * b] {
                     if let Some(d) = base.checked_add(delta.max(1)) {
