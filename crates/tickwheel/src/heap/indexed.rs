@@ -1,8 +1,9 @@
 //! `IndexedHeap`: a d-ary min-heap of timers that knows where each timer sits.
 //!
-//! The heap array holds `(deadline, seq, slab index)` so that sifting compares within one array
-//! and never chases a pointer; each slab entry holds its payload and its position in the array,
-//! so `cancel` and `reset` find their element in O(1) and fix the heap with one sift. Nothing is
+//! The heap array holds 16-byte `(deadline, seq, slab index)` elements so that sifting compares
+//! within one array and never chases a pointer; the slab holds the payloads and a parallel array
+//! holds each timer's position in the heap, so `cancel` and `reset` find their element in O(1)
+//! and fix the heap with one sift. Nothing is
 //! left behind by a cancel (no tombstones). The arity `D` defaults to 4, as Go's runtime and .NET's
 //! `PriorityQueue` use: a shallower tree than a binary heap, and the four children share a cache
 //! line or two.
@@ -12,7 +13,9 @@
 //! - Positions: for every element at array position `p`, its slab entry's `pos == p`; the array
 //!   and the slab hold the same timers (`heap.len() == slab.len()`).
 //! - `seq` values are unique and grow with every insert and reset, so equal deadlines leave in
-//!   first-in first-out order.
+//!   first-in first-out order. `seq` is a `u32` to keep elements at 16 bytes; when it would
+//!   wrap, every pending timer is renumbered in firing order (O(n log n) once per 2^32 inserts
+//!   and resets), which keeps the order and makes the sorted array a valid heap.
 //!
 //! # Costs
 //! | operation | cost |
@@ -22,7 +25,7 @@
 //! | reset | O(log_D n) one sift, up or down |
 //! | poll per fired timer | O(D log_D n) sift down |
 //! | poll with nothing due, `next_deadline` | O(1) |
-//! | memory per timer | 24 B array element + slab slot (payload + 4 B position + 4 B generation, padded) |
+//! | memory per timer | 16 B element + 4 B position + slab slot (16 B for a `u64` payload) |
 //!
 //! Follows the Go runtime's 4-ary timer heap and libuv's `(timeout, start_id)` tie-break.
 
@@ -37,7 +40,7 @@ use crate::{
 #[derive(Clone, Copy, Debug)]
 struct Item {
     deadline: Tick,
-    seq: u64,
+    seq: u32,
     index: u32,
 }
 
@@ -46,12 +49,6 @@ impl Item {
     fn before(&self, other: &Item) -> bool {
         (self.deadline, self.seq) < (other.deadline, other.seq)
     }
-}
-
-struct Entry<T> {
-    payload: T,
-    /// Position of this timer's element in `heap`.
-    pos: u32,
 }
 
 /// A d-ary indexed min-heap timer (`D` = 4 by default). See the module docs for costs.
@@ -68,10 +65,12 @@ struct Entry<T> {
 /// assert_eq!(heap.poll(10).unwrap().payload, "late");
 /// ```
 pub struct IndexedHeap<T, const D: usize = 4> {
-    slab: Slab<Entry<T>>,
+    slab: Slab<T>,
     heap: Vec<Item>,
+    /// `pos[i]` is the heap position of the timer in slab slot `i` (stale for vacant slots).
+    pos: Vec<u32>,
     /// Next insertion sequence number.
-    seq: u64,
+    seq: u32,
     /// Latest `now` seen; only increases.
     now: Tick,
     stats: Stats,
@@ -115,6 +114,7 @@ impl<T, const D: usize> IndexedHeap<T, D> {
         Self {
             slab: Slab::new(options.capacity, pre),
             heap: Vec::with_capacity(pre),
+            pos: Vec::with_capacity(pre),
             seq: 0,
             now: options.start,
             stats: Stats::default(),
@@ -122,16 +122,30 @@ impl<T, const D: usize> IndexedHeap<T, D> {
     }
 
     #[inline]
-    fn next_seq(&mut self) -> u64 {
+    fn next_seq(&mut self) -> u32 {
+        if self.seq == u32::MAX {
+            self.renumber();
+        }
         let s = self.seq;
         self.seq += 1;
         s
     }
 
+    /// Gives the pending timers seqs `0..n` in firing order. A sorted array is a heap.
+    #[cold]
+    fn renumber(&mut self) {
+        self.heap.sort_unstable_by_key(|i| (i.deadline, i.seq));
+        for (n, item) in self.heap.iter_mut().enumerate() {
+            item.seq = n as u32;
+            self.pos[item.index as usize] = n as u32;
+        }
+        self.seq = self.heap.len() as u32;
+    }
+
     #[inline]
     fn place(&mut self, pos: usize, item: Item) {
         self.heap[pos] = item;
-        self.slab.at_mut(item.index).pos = pos as u32;
+        self.pos[item.index as usize] = pos as u32;
     }
 
     fn sift_up(&mut self, mut pos: usize) {
@@ -181,7 +195,7 @@ impl<T, const D: usize> IndexedHeap<T, D> {
         }
         let removed = self.heap[pos];
         self.heap[pos] = last;
-        self.slab.at_mut(last.index).pos = pos as u32;
+        self.pos[last.index as usize] = pos as u32;
         if pos > 0 && last.before(&self.heap[(pos - 1) / D]) {
             self.sift_up(pos);
         } else {
@@ -193,15 +207,21 @@ impl<T, const D: usize> IndexedHeap<T, D> {
 
 impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
-        let pos = self.heap.len() as u32;
-        let key = match self.slab.insert(Entry { payload, pos }) {
+        let key = match self.slab.insert(payload) {
             Ok(key) => key,
-            Err(entry) => {
+            Err(payload) => {
                 self.stats.rejected += 1;
-                return Err(InsertError::Full(entry.payload));
+                return Err(InsertError::Full(payload));
             }
         };
         let seq = self.next_seq();
+        let pos = self.heap.len() as u32;
+        let slot = key.index as usize;
+        if slot == self.pos.len() {
+            self.pos.push(pos);
+        } else {
+            self.pos[slot] = pos;
+        }
         self.heap.push(Item {
             deadline,
             seq,
@@ -214,16 +234,15 @@ impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
 
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
         let index = self.slab.resolve(key)?;
-        let pos = self.slab.at(index).pos as usize;
-        self.remove_pos(pos);
+        self.remove_pos(self.pos[index as usize] as usize);
         self.stats.cancelled += 1;
-        Some(self.slab.remove_at(index).payload)
+        Some(self.slab.remove_at(index))
     }
 
     fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
         let index = self.slab.resolve(key).ok_or(StaleKeyError { key })?;
-        let pos = self.slab.at(index).pos as usize;
         let seq = self.next_seq();
+        let pos = self.pos[index as usize] as usize;
         let old = self.heap[pos];
         self.heap[pos] = Item {
             deadline,
@@ -252,7 +271,7 @@ impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
         Some(Expired {
             key,
             deadline: top.deadline,
-            payload: self.slab.remove_at(top.index).payload,
+            payload: self.slab.remove_at(top.index),
         })
     }
 
@@ -261,12 +280,12 @@ impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
     }
 
     fn deadline(&self, key: TimerKey) -> Option<Tick> {
-        let e = self.slab.get(key)?;
-        Some(self.heap[e.pos as usize].deadline)
+        let index = self.slab.resolve(key)?;
+        Some(self.heap[self.pos[index as usize] as usize].deadline)
     }
 
     fn get(&self, key: TimerKey) -> Option<&T> {
-        self.slab.get(key).map(|e| &e.payload)
+        self.slab.get(key)
     }
 
     fn now(&self) -> Tick {
@@ -294,13 +313,15 @@ impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
             .map(|i| Expired {
                 key: self.slab.key_at(i.index),
                 deadline: i.deadline,
-                payload: self.slab.remove_at(i.index).payload,
+                payload: self.slab.remove_at(i.index),
             })
             .collect()
     }
 
     fn allocated_bytes(&self) -> usize {
-        self.slab.allocated_bytes() + self.heap.capacity() * core::mem::size_of::<Item>()
+        self.slab.allocated_bytes()
+            + self.heap.capacity() * core::mem::size_of::<Item>()
+            + self.pos.capacity() * core::mem::size_of::<u32>()
     }
 
     fn name(&self) -> &'static str {
@@ -316,8 +337,7 @@ impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
         );
         for (pos, item) in self.heap.iter().enumerate() {
             assert_eq!(
-                self.slab.at(item.index).pos as usize,
-                pos,
+                self.pos[item.index as usize] as usize, pos,
                 "slab position of element {pos} is wrong"
             );
             if pos > 0 {
@@ -328,5 +348,32 @@ impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
             }
             assert!(item.seq < self.seq, "seq from the future");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elements_are_16_bytes() {
+        assert_eq!(core::mem::size_of::<Item>(), 16);
+    }
+
+    /// Crossing the `u32` seq limit renumbers without changing the firing order.
+    #[test]
+    fn seq_wrap_keeps_fifo_order() {
+        let mut heap: IndexedHeap<u32> = IndexedHeap::new();
+        heap.seq = u32::MAX - 5;
+        let keys: Vec<_> = (0..12)
+            .map(|i| heap.insert(100 + u64::from(i % 3), i).unwrap())
+            .collect();
+        heap.reset(keys[0], 100).unwrap();
+        heap.check_invariants();
+        assert!(heap.seq < 20, "renumbered");
+        let fired: Vec<u32> = core::iter::from_fn(|| heap.poll(200))
+            .map(|e| e.payload)
+            .collect();
+        assert_eq!(fired, [3, 6, 9, 0, 1, 4, 7, 10, 2, 5, 8, 11]);
     }
 }

@@ -13,6 +13,8 @@
 //! - The top element, if any, is live (dead tops are popped eagerly), so `next_deadline` is exact.
 //! - Each pending timer has exactly one live element; `dead = heap.len() - len()`.
 //! - After any operation, `dead <= live` or `heap.len() <= COMPACT_FLOOR`.
+//! - `seq` is a `u32` (16-byte elements); before it would wrap, the live elements are renumbered
+//!   in firing order, which keeps first-in first-out order among equal deadlines.
 //!
 //! # Costs
 //! | operation | cost |
@@ -22,7 +24,7 @@
 //! | reset | O(log n) push of a new element |
 //! | poll per fired timer | O(log n) pop, plus dead elements skipped |
 //! | `next_deadline`, idle poll | O(1) |
-//! | memory per timer | 24 B element (+ up to as many dead ones) + slab slot (payload + 8 B seq) |
+//! | memory per timer | 16 B element (+ up to as many dead ones) + slab slot (payload, deadline, 4 B seq) |
 //!
 //! Follows CPython asyncio (compact when over half cancelled) and the `heapq` docs' recipe.
 
@@ -39,7 +41,7 @@ use crate::{
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Item {
     deadline: Tick,
-    seq: u64,
+    seq: u32,
     index: u32,
 }
 
@@ -59,7 +61,7 @@ impl PartialOrd for Item {
 struct Entry<T> {
     payload: T,
     /// The seq of this timer's one live heap element.
-    seq: u64,
+    seq: u32,
     deadline: Tick,
 }
 
@@ -78,7 +80,8 @@ struct Entry<T> {
 pub struct LazyHeap<T> {
     slab: Slab<Entry<T>>,
     heap: BinaryHeap<Item>,
-    seq: u64,
+    /// Next sequence number; renumbered before it would wrap (see `renumber`).
+    seq: u32,
     now: Tick,
     stats: Stats,
 }
@@ -109,6 +112,33 @@ impl<T> LazyHeap<T> {
             now: options.start,
             stats: Stats::default(),
         }
+    }
+
+    #[inline]
+    fn next_seq(&mut self) -> u32 {
+        if self.seq == u32::MAX {
+            self.renumber();
+        }
+        let s = self.seq;
+        self.seq += 1;
+        s
+    }
+
+    /// Drops dead elements and gives the live ones seqs `0..n` in firing order, so a `u32` seq
+    /// never wraps (O(n log n) once per 2^32 inserts and resets).
+    #[cold]
+    fn renumber(&mut self) {
+        let mut live: Vec<Item> = core::mem::take(&mut self.heap)
+            .into_iter()
+            .filter(|i| self.is_live(i))
+            .collect();
+        live.sort_unstable_by_key(|i| (i.deadline, i.seq));
+        for (n, item) in live.iter_mut().enumerate() {
+            item.seq = n as u32;
+            self.slab.at_mut(item.index).seq = n as u32;
+        }
+        self.seq = live.len() as u32;
+        self.heap = BinaryHeap::from(live);
     }
 
     #[inline]
@@ -153,7 +183,11 @@ impl<T> FromOptions for LazyHeap<T> {
 
 impl<T> Timer<T> for LazyHeap<T> {
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
-        let seq = self.seq;
+        if self.slab.limit().is_some_and(|l| self.slab.len() >= l) {
+            self.stats.rejected += 1;
+            return Err(InsertError::Full(payload));
+        }
+        let seq = self.next_seq();
         let key = match self.slab.insert(Entry {
             payload,
             seq,
@@ -165,7 +199,6 @@ impl<T> Timer<T> for LazyHeap<T> {
                 return Err(InsertError::Full(entry.payload));
             }
         };
-        self.seq += 1;
         self.heap.push(Item {
             deadline,
             seq,
@@ -185,8 +218,7 @@ impl<T> Timer<T> for LazyHeap<T> {
 
     fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
         let index = self.slab.resolve(key).ok_or(StaleKeyError { key })?;
-        let seq = self.seq;
-        self.seq += 1;
+        let seq = self.next_seq();
         let entry = self.slab.at_mut(index);
         entry.seq = seq;
         entry.deadline = deadline;
@@ -306,5 +338,33 @@ impl<T> Timer<T> for LazyHeap<T> {
             "more than half dead ({dead} of {}) and not rebuilt",
             items.len()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elements_are_16_bytes() {
+        assert_eq!(core::mem::size_of::<Item>(), 16);
+    }
+
+    /// Crossing the `u32` seq limit renumbers without changing the firing order.
+    #[test]
+    fn seq_wrap_keeps_fifo_order() {
+        let mut heap: LazyHeap<u32> = LazyHeap::new();
+        heap.seq = u32::MAX - 5;
+        let keys: Vec<_> = (0..12)
+            .map(|i| heap.insert(100 + u64::from(i % 3), i).unwrap())
+            .collect();
+        heap.reset(keys[0], 100).unwrap();
+        heap.cancel(keys[4]);
+        heap.check_invariants();
+        assert!(heap.seq < 20, "renumbered");
+        let fired: Vec<u32> = core::iter::from_fn(|| heap.poll(200))
+            .map(|e| e.payload)
+            .collect();
+        assert_eq!(fired, [3, 6, 9, 0, 1, 7, 10, 2, 5, 8, 11]);
     }
 }
