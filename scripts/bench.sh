@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs the criterion suite (benches/benches/timers.rs) and the memory probe, then writes the
+# comparison table to docs/bench-results.md (and prints it).
+#
+#   scripts/bench.sh           all sizes (10k, 100k, 1M), longer measurements (~40 min on 2 cores)
+#   scripts/bench.sh --quick   100k and 1M only, short measurements (under 10 min on 2 cores)
+#
+# Each workload × implementation runs in its own bench process under `timeout`, so one that
+# hangs or crashes is listed as missing instead of stopping the rest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=full
+case "${1:-}" in
+    --quick) mode=quick ;;
+    "") ;;
+    *) echo "usage: scripts/bench.sh [--quick]" >&2; exit 2 ;;
+esac
+
+if [[ $mode == quick ]]; then
+    flags=(--warm-up-time 0.3 --measurement-time 1 --sample-size 10 --nresamples 1000)
+    sizes='(100000|1000000)'
+    limit=240
+else
+    flags=(--warm-up-time 1 --measurement-time 3 --sample-size 10)
+    sizes='(10000|100000|1000000)'
+    limit=1200
+fi
+command="scripts/bench.sh${1:+ $1} (criterion ${flags[*]})"
+load_start=$(cut -d' ' -f1 /proc/loadavg)
+
+# Build first, then run the binaries directly (no cargo lock held while measuring).
+executable() { # prints the path of the executable target named $1 from cargo's JSON messages
+    python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == sys.argv[1]:
+        print(m["executable"])' "$1"
+}
+bench_bin=$(cargo bench -p tickwheel-benches --bench timers --no-run --message-format=json | executable timers)
+memory_bin=$(cargo build --release -p tickwheel-benches --bin memory --message-format=json | executable memory)
+
+export CRITERION_HOME="$PWD/target/bench-criterion"
+rm -rf "$CRITERION_HOME"
+workloads=(insert insert_cancel churn_random churn_io reset_later expire poll_idle)
+impls=(tw-hashed tw-hierarchical tw-heap tw-lazy-heap tokio-delayqueue timer-queue hhwt binaryheap-lazy btreemap)
+failed=()
+for w in "${workloads[@]}"; do
+    for i in "${impls[@]}"; do
+        if ! timeout "$limit" "$bench_bin" --bench "${flags[@]}" --noplot \
+            "^$w/$i/$sizes\$"; then
+            echo "bench.sh: $w/$i failed or timed out after ${limit}s" >&2
+            failed+=("$w/$i")
+        fi
+    done
+done
+
+mkdir -p docs
+"$memory_bin" > target/bench-memory.tsv || failed+=(memory)
+python3 benches/report.py "$CRITERION_HOME" target/bench-memory.tsv docs/bench-results.md \
+    "$command" "$load_start" "${failed[@]}"
