@@ -4,6 +4,11 @@
 //! a freed slot is the next one reused while it is still in cache). Each slot carries a
 //! generation that moves on when the slot is vacated, which is what makes a [`TimerKey`] stale.
 //!
+//! An occupied slot's generation lives inside the entry as a `NonZeroU32` (see
+//! [`Generational`]): its zero niche lets the slot enum tell occupied from vacant without a tag
+//! word, so a slot is exactly as large as its entry. Generations start at 1 and skip 0 when they
+//! wrap, so a key of generation 0 is always stale.
+//!
 //! # Invariants
 //! - `len` equals the number of occupied slots; the free list holds every vacant slot once.
 //! - An occupied slot's generation equals the generation of the key that was issued for it.
@@ -18,14 +23,29 @@
 
 use alloc::vec::Vec;
 
+use core::num::NonZeroU32;
+
 use crate::TimerKey;
 
 /// Marks "no slot" in free-list and intrusive-list links.
 pub(crate) const NIL: u32 = u32::MAX;
 
+/// An entry that stores its own slot's generation.
+pub(crate) trait Generational {
+    fn generation(&self) -> NonZeroU32;
+    fn set_generation(&mut self, generation: NonZeroU32);
+}
+
+/// The generation a fresh entry is built with; the slab overwrites it on insert.
+pub(crate) const FIRST_GENERATION: NonZeroU32 = NonZeroU32::MIN;
+
 enum Slot<E> {
-    Occupied { generation: u32, value: E },
-    Vacant { generation: u32, next_free: u32 },
+    Occupied(E),
+    Vacant {
+        /// The generation the next occupant gets.
+        generation: NonZeroU32,
+        next_free: u32,
+    },
 }
 
 pub(crate) struct Slab<E> {
@@ -37,7 +57,7 @@ pub(crate) struct Slab<E> {
     limit: usize,
 }
 
-impl<E> Slab<E> {
+impl<E: Generational> Slab<E> {
     pub(crate) fn new(limit: Option<usize>, preallocate: usize) -> Self {
         // Index NIL is reserved as the "no link" marker.
         let limit = limit.unwrap_or(usize::MAX).min(NIL as usize);
@@ -59,7 +79,7 @@ impl<E> Slab<E> {
     }
 
     /// Stores `value`; hands it back when the slab is full.
-    pub(crate) fn insert(&mut self, value: E) -> Result<TimerKey, E> {
+    pub(crate) fn insert(&mut self, mut value: E) -> Result<TimerKey, E> {
         if self.len >= self.limit {
             return Err(value);
         }
@@ -75,17 +95,19 @@ impl<E> Slab<E> {
                 unreachable!("free list points at an occupied slot")
             };
             self.free_head = next_free;
-            *slot = Slot::Occupied { generation, value };
-            Ok(TimerKey { index, generation })
-        } else {
-            let index = self.slots.len() as u32;
-            self.slots.push(Slot::Occupied {
-                generation: 0,
-                value,
-            });
+            value.set_generation(generation);
+            *slot = Slot::Occupied(value);
             Ok(TimerKey {
                 index,
-                generation: 0,
+                generation: generation.get(),
+            })
+        } else {
+            let index = self.slots.len() as u32;
+            value.set_generation(FIRST_GENERATION);
+            self.slots.push(Slot::Occupied(value));
+            Ok(TimerKey {
+                index,
+                generation: FIRST_GENERATION.get(),
             })
         }
     }
@@ -94,7 +116,7 @@ impl<E> Slab<E> {
     #[inline]
     pub(crate) fn resolve(&self, key: TimerKey) -> Option<u32> {
         match self.slots.get(key.index as usize) {
-            Some(Slot::Occupied { generation, .. }) if *generation == key.generation => {
+            Some(Slot::Occupied(value)) if value.generation().get() == key.generation => {
                 Some(key.index)
             }
             _ => None,
@@ -103,7 +125,7 @@ impl<E> Slab<E> {
 
     pub(crate) fn get(&self, key: TimerKey) -> Option<&E> {
         match self.slots.get(key.index as usize) {
-            Some(Slot::Occupied { generation, value }) if *generation == key.generation => {
+            Some(Slot::Occupied(value)) if value.generation().get() == key.generation => {
                 Some(value)
             }
             _ => None,
@@ -114,9 +136,9 @@ impl<E> Slab<E> {
     #[inline]
     pub(crate) fn key_at(&self, index: u32) -> TimerKey {
         match &self.slots[index as usize] {
-            Slot::Occupied { generation, .. } => TimerKey {
+            Slot::Occupied(value) => TimerKey {
                 index,
-                generation: *generation,
+                generation: value.generation().get(),
             },
             Slot::Vacant { .. } => unreachable!("key of a vacant slot"),
         }
@@ -126,7 +148,7 @@ impl<E> Slab<E> {
     #[inline]
     pub(crate) fn at(&self, index: u32) -> &E {
         match &self.slots[index as usize] {
-            Slot::Occupied { value, .. } => value,
+            Slot::Occupied(value) => value,
             Slot::Vacant { .. } => unreachable!("link to a vacant slot"),
         }
     }
@@ -134,7 +156,7 @@ impl<E> Slab<E> {
     #[inline]
     pub(crate) fn at_mut(&mut self, index: u32) -> &mut E {
         match &mut self.slots[index as usize] {
-            Slot::Occupied { value, .. } => value,
+            Slot::Occupied(value) => value,
             Slot::Vacant { .. } => unreachable!("link to a vacant slot"),
         }
     }
@@ -144,7 +166,7 @@ impl<E> Slab<E> {
     #[inline]
     pub(crate) fn try_at(&self, index: u32) -> Option<&E> {
         match self.slots.get(index as usize) {
-            Some(Slot::Occupied { value, .. }) => Some(value),
+            Some(Slot::Occupied(value)) => Some(value),
             _ => None,
         }
     }
@@ -153,7 +175,10 @@ impl<E> Slab<E> {
     pub(crate) fn remove_at(&mut self, index: u32) -> E {
         let slot = &mut self.slots[index as usize];
         let generation = match slot {
-            Slot::Occupied { generation, .. } => generation.wrapping_add(1),
+            Slot::Occupied(value) => value
+                .generation()
+                .checked_add(1)
+                .unwrap_or(FIRST_GENERATION),
             Slot::Vacant { .. } => unreachable!("removing a vacant slot"),
         };
         let old = core::mem::replace(
@@ -166,7 +191,7 @@ impl<E> Slab<E> {
         self.free_head = index;
         self.len -= 1;
         match old {
-            Slot::Occupied { value, .. } => value,
+            Slot::Occupied(value) => value,
             Slot::Vacant { .. } => unreachable!(),
         }
     }
@@ -181,7 +206,7 @@ impl<E> Slab<E> {
         let occupied = self
             .slots
             .iter()
-            .filter(|s| matches!(s, Slot::Occupied { .. }))
+            .filter(|s| matches!(s, Slot::Occupied(_)))
             .count();
         assert_eq!(occupied, self.len, "slab len disagrees with occupied slots");
         let mut free = 0;
@@ -191,7 +216,7 @@ impl<E> Slab<E> {
             assert!(free <= self.slots.len(), "free list has a cycle");
             match self.slots[cursor as usize] {
                 Slot::Vacant { next_free, .. } => cursor = next_free,
-                Slot::Occupied { .. } => panic!("free list reaches an occupied slot"),
+                Slot::Occupied(_) => panic!("free list reaches an occupied slot"),
             }
         }
         assert_eq!(
@@ -207,37 +232,69 @@ impl<E> Slab<E> {
 mod tests {
     use super::*;
 
+    #[derive(Debug)]
+    struct Value {
+        x: u64,
+        generation: NonZeroU32,
+    }
+
+    impl Generational for Value {
+        fn generation(&self) -> NonZeroU32 {
+            self.generation
+        }
+        fn set_generation(&mut self, generation: NonZeroU32) {
+            self.generation = generation;
+        }
+    }
+
+    fn value(x: u64) -> Value {
+        Value {
+            x,
+            generation: FIRST_GENERATION,
+        }
+    }
+
     #[test]
     fn reuse_makes_old_key_stale() {
         let mut slab = Slab::new(None, 0);
-        let a = slab.insert(1u64).unwrap();
-        assert_eq!(slab.remove_at(a.index), 1);
-        let b = slab.insert(2u64).unwrap();
+        let a = slab.insert(value(1)).unwrap();
+        assert_eq!(slab.remove_at(a.index).x, 1);
+        let b = slab.insert(value(2)).unwrap();
         assert_eq!(a.index, b.index, "the freed slot is reused first");
         assert_ne!(a, b);
         assert_eq!(slab.resolve(a), None);
-        assert_eq!(slab.get(b), Some(&2));
+        assert_eq!(slab.get(b).map(|v| v.x), Some(2));
+        assert_eq!(
+            slab.resolve(TimerKey::from_u64(u64::from(b.index))),
+            None,
+            "generation 0"
+        );
         slab.check();
+    }
+
+    #[test]
+    fn generation_wraps_past_zero() {
+        let mut slab = Slab::new(None, 0);
+        let a = slab.insert(value(1)).unwrap();
+        slab.at_mut(a.index).generation = NonZeroU32::MAX;
+        let a = slab.key_at(a.index);
+        slab.remove_at(a.index);
+        let b = slab.insert(value(2)).unwrap();
+        assert_eq!(b.generation, 1, "u32::MAX wraps to 1, never 0");
+        assert_eq!(slab.resolve(a), None);
     }
 
     #[test]
     fn limit_hands_value_back() {
         let mut slab = Slab::new(Some(1), 0);
-        slab.insert(1u8).unwrap();
-        assert_eq!(slab.insert(2u8), Err(2));
+        slab.insert(value(1)).unwrap();
+        assert_eq!(slab.insert(value(2)).err().map(|v| v.x), Some(2));
         assert_eq!(slab.limit(), Some(1));
     }
 
     #[test]
-    fn slot_stays_small() {
-        // A wheel entry with a u64 payload packs into 32 bytes with its generation and tag.
-        #[allow(dead_code)]
-        struct Entry {
-            payload: u64,
-            deadline: u64,
-            prev: u32,
-            next: u32,
-        }
-        assert_eq!(core::mem::size_of::<Slot<Entry>>(), 32);
+    fn slot_is_as_small_as_its_entry() {
+        // The generation's zero niche carries the occupied/vacant tag.
+        assert_eq!(core::mem::size_of::<Slot<Value>>(), 16);
     }
 }

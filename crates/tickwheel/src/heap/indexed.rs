@@ -25,13 +25,15 @@
 //! | reset | O(log_D n) one sift, up or down |
 //! | poll per fired timer | O(D log_D n) sift down |
 //! | poll with nothing due, `next_deadline` | O(1) |
-//! | memory per timer | 16 B element + 4 B position + slab slot (16 B for a `u64` payload) |
+//! | memory per timer | 16 B element + 4 B position + 16 B slab slot (`u64` payload + generation) |
 //!
 //! Follows the Go runtime's 4-ary timer heap and libuv's `(timeout, start_id)` tie-break.
 
 use alloc::vec::Vec;
 
-use crate::slab::Slab;
+use core::num::NonZeroU32;
+
+use crate::slab::{Generational, Slab, FIRST_GENERATION};
 use crate::{
     ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
     TimerKey,
@@ -51,6 +53,23 @@ impl Item {
     }
 }
 
+/// A payload and its slot's generation (16 bytes for a `u64` payload).
+struct Payload<T> {
+    payload: T,
+    generation: NonZeroU32,
+}
+
+impl<T> Generational for Payload<T> {
+    #[inline]
+    fn generation(&self) -> NonZeroU32 {
+        self.generation
+    }
+    #[inline]
+    fn set_generation(&mut self, generation: NonZeroU32) {
+        self.generation = generation;
+    }
+}
+
 /// A d-ary indexed min-heap timer (`D` = 4 by default). See the module docs for costs.
 ///
 /// ```
@@ -65,7 +84,7 @@ impl Item {
 /// assert_eq!(heap.poll(10).unwrap().payload, "late");
 /// ```
 pub struct IndexedHeap<T, const D: usize = 4> {
-    slab: Slab<T>,
+    slab: Slab<Payload<T>>,
     heap: Vec<Item>,
     /// `pos[i]` is the heap position of the timer in slab slot `i` (stale for vacant slots).
     pos: Vec<u32>,
@@ -207,11 +226,15 @@ impl<T, const D: usize> IndexedHeap<T, D> {
 
 impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
-        let key = match self.slab.insert(payload) {
+        let entry = Payload {
+            payload,
+            generation: FIRST_GENERATION,
+        };
+        let key = match self.slab.insert(entry) {
             Ok(key) => key,
-            Err(payload) => {
+            Err(entry) => {
                 self.stats.rejected += 1;
-                return Err(InsertError::Full(payload));
+                return Err(InsertError::Full(entry.payload));
             }
         };
         let seq = self.next_seq();
@@ -236,7 +259,7 @@ impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
         let index = self.slab.resolve(key)?;
         self.remove_pos(self.pos[index as usize] as usize);
         self.stats.cancelled += 1;
-        Some(self.slab.remove_at(index))
+        Some(self.slab.remove_at(index).payload)
     }
 
     fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
@@ -271,7 +294,7 @@ impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
         Some(Expired {
             key,
             deadline: top.deadline,
-            payload: self.slab.remove_at(top.index),
+            payload: self.slab.remove_at(top.index).payload,
         })
     }
 
@@ -285,7 +308,7 @@ impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
     }
 
     fn get(&self, key: TimerKey) -> Option<&T> {
-        self.slab.get(key)
+        self.slab.get(key).map(|e| &e.payload)
     }
 
     fn now(&self) -> Tick {
@@ -313,7 +336,7 @@ impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
             .map(|i| Expired {
                 key: self.slab.key_at(i.index),
                 deadline: i.deadline,
-                payload: self.slab.remove_at(i.index),
+                payload: self.slab.remove_at(i.index).payload,
             })
             .collect()
     }

@@ -24,7 +24,7 @@
 //! | reset | O(log n) push of a new element |
 //! | poll per fired timer | O(log n) pop, plus dead elements skipped |
 //! | `next_deadline`, idle poll | O(1) |
-//! | memory per timer | 16 B element (+ up to as many dead ones) + slab slot (payload, deadline, 4 B seq) |
+//! | memory per timer | 16 B element (+ up to as many dead ones) + 24 B slab slot (`u64` payload, deadline, seq, generation) |
 //!
 //! Follows CPython asyncio (compact when over half cancelled) and the `heapq` docs' recipe.
 
@@ -32,7 +32,9 @@ use alloc::collections::BinaryHeap;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
-use crate::slab::Slab;
+use core::num::NonZeroU32;
+
+use crate::slab::{Generational, Slab, FIRST_GENERATION};
 use crate::{
     ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
     TimerKey,
@@ -63,6 +65,18 @@ struct Entry<T> {
     /// The seq of this timer's one live heap element.
     seq: u32,
     deadline: Tick,
+    generation: NonZeroU32,
+}
+
+impl<T> Generational for Entry<T> {
+    #[inline]
+    fn generation(&self) -> NonZeroU32 {
+        self.generation
+    }
+    #[inline]
+    fn set_generation(&mut self, generation: NonZeroU32) {
+        self.generation = generation;
+    }
 }
 
 /// A binary heap with lazy deletion. See the module docs for costs.
@@ -192,6 +206,7 @@ impl<T> Timer<T> for LazyHeap<T> {
             payload,
             seq,
             deadline,
+            generation: FIRST_GENERATION,
         }) {
             Ok(key) => key,
             Err(entry) => {
@@ -366,5 +381,13 @@ mod tests {
             .map(|e| e.payload)
             .collect();
         assert_eq!(fired, [3, 6, 9, 0, 1, 7, 10, 2, 5, 8, 11]);
+    }
+}
+
+#[cfg(test)]
+mod layout {
+    #[test]
+    fn slot_is_24_bytes() {
+        assert_eq!(core::mem::size_of::<super::Entry<u64>>(), 24);
     }
 }

@@ -304,13 +304,7 @@ impl<T> FromOptions for HashedWheel<T> {
 
 impl<T> Timer<T> for HashedWheel<T> {
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
-        let entry = Entry {
-            payload,
-            deadline,
-            prev: NIL,
-            next: NIL,
-        };
-        match self.slab.insert(entry) {
+        match self.slab.insert(Entry::new(deadline, payload)) {
             Ok(key) => {
                 self.place(key.index);
                 self.stats.inserted += 1;

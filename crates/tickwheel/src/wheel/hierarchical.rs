@@ -39,7 +39,7 @@ use super::due::Due;
 use super::level::{level_for, slot_for, slot_start, span_end, span_start, Level, LEVELS};
 use super::ordered::Ordered;
 use super::Entry;
-use crate::slab::{Slab, NIL};
+use crate::slab::Slab;
 use crate::{
     ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
     TimerKey,
@@ -199,13 +199,7 @@ impl<T> FromOptions for HierarchicalWheel<T> {
 
 impl<T> Timer<T> for HierarchicalWheel<T> {
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
-        let entry = Entry {
-            payload,
-            deadline,
-            prev: NIL,
-            next: NIL,
-        };
-        match self.slab.insert(entry) {
+        match self.slab.insert(Entry::new(deadline, payload)) {
             Ok(key) => {
                 self.place(key.index);
                 self.stats.inserted += 1;

@@ -17,6 +17,9 @@ pub(crate) mod level;
 pub(crate) mod list;
 pub(crate) mod ordered;
 
+use core::num::NonZeroU32;
+
+use crate::slab::Generational;
 use crate::Tick;
 
 /// A wheel timer: the payload, its deadline and its links in an intrusive list.
@@ -28,4 +31,28 @@ pub(crate) struct Entry<T> {
     pub(crate) deadline: Tick,
     pub(crate) prev: u32,
     pub(crate) next: u32,
+    pub(crate) generation: NonZeroU32,
+}
+
+impl<T> Entry<T> {
+    pub(crate) fn new(deadline: Tick, payload: T) -> Self {
+        Self {
+            payload,
+            deadline,
+            prev: crate::slab::NIL,
+            next: crate::slab::NIL,
+            generation: crate::slab::FIRST_GENERATION,
+        }
+    }
+}
+
+impl<T> Generational for Entry<T> {
+    #[inline]
+    fn generation(&self) -> NonZeroU32 {
+        self.generation
+    }
+    #[inline]
+    fn set_generation(&mut self, generation: NonZeroU32) {
+        self.generation = generation;
+    }
 }
