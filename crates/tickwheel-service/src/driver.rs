@@ -1,0 +1,384 @@
+//! The driver: takes expired timers out of the shards and delivers them.
+//!
+//! One step, [`Driver::turn`], is the whole of the driver's work for one look at the clock:
+//! lock each shard in turn, poll at most [`BATCH`] expired timers out, unlock, then deliver the
+//! batch (channel send, or the callback under `catch_unwind`) with no lock held. The driver
+//! thread runs `turn` until a turn finds nothing, then [`Driver::arm`]s its sleep (the earliest
+//! `next_deadline` over the shards, published in `wake_at`) and parks until then or until a
+//! producer unparks it. [`ManualDriver`] exposes the same two steps with the clock in the
+//! caller's hands and no thread, so tests are deterministic.
+//!
+//! Why one driver thread for all shards and not one per shard: shards exist to spread the
+//! producers' lock traffic; the driver's work per fired timer is a few hundred nanoseconds, so
+//! one thread delivers millions per second, and one sleeping thread is one wake-up per deadline
+//! instead of one per shard. It also gives one place to merge the shards' batches into deadline
+//! order and one histogram writer.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tickwheel::{Expired, Tick, Timer};
+
+use crate::shared::{Shared, AWAKE};
+use crate::stats::LATENESS_MAX_US;
+use crate::{Delivery, Fired, ServiceKey, ServiceStats, TimerHandle, Unfired};
+
+/// Most timers taken from one shard per lock hold: bounds how long a producer can wait on a
+/// shard lock behind the driver.
+pub const BATCH: usize = 256;
+
+/// What one [`ManualDriver::turn`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Turn {
+    /// Timers delivered in this turn.
+    pub delivered: usize,
+    /// Some shard gave a full batch: more may be due at this `now`; turn again before sleeping.
+    pub more_due: bool,
+    /// The tick this turn polled at (`now` rounded down).
+    pub now_tick: Tick,
+}
+
+pub(crate) struct Driver<T, X: Timer<T>> {
+    pub(crate) shared: Arc<Shared<T, X>>,
+    delivery: Delivery<T>,
+    /// Reused between turns: (shard index, expired timer).
+    batch: Vec<(usize, Expired<T>)>,
+    /// Reused between turns: lateness of this batch in µs.
+    lateness: Vec<u64>,
+    /// Real driver: `fired_at` is read from the clock per timer; manual: the turn's `now`.
+    real_clock: bool,
+}
+
+impl<T, X: Timer<T>> Driver<T, X> {
+    pub(crate) fn new(shared: Arc<Shared<T, X>>, delivery: Delivery<T>, real_clock: bool) -> Self {
+        Self {
+            shared,
+            delivery,
+            batch: Vec::new(),
+            lateness: Vec::new(),
+            real_clock,
+        }
+    }
+
+    /// One look at the clock: poll every shard at `now` (a bounded batch each, lock held only
+    /// while polling), then deliver with no lock held.
+    pub(crate) fn turn(&mut self, now: Instant) -> Turn {
+        let shared = &*self.shared;
+        let tick = shared.clock.now_tick(now);
+        let mut more_due = false;
+        self.batch.clear();
+        for (i, shard) in shared.shards.iter().enumerate() {
+            let before = self.batch.len();
+            let mut shard = shard.0.lock();
+            if shard.closed {
+                continue;
+            }
+            while self.batch.len() - before < BATCH {
+                match shard.timer.poll(tick) {
+                    Some(expired) => self.batch.push((i, expired)),
+                    None => break,
+                }
+            }
+            let taken = self.batch.len() - before;
+            shard.counters.fired += taken as u64;
+            more_due |= taken == BATCH;
+        }
+        if shared.shards.len() > 1 {
+            // Stable, and each shard's part is already ordered: deadline order across shards,
+            // FIFO among equal deadlines within a shard.
+            self.batch.sort_by_key(|(_, e)| e.deadline);
+        }
+        let delivered = self.batch.len();
+        self.lateness.clear();
+        for (i, expired) in self.batch.drain(..) {
+            let deadline = shared.instant_of(expired.deadline, now);
+            let fired_at = if self.real_clock { Instant::now() } else { now };
+            let late = fired_at.saturating_duration_since(deadline).as_micros();
+            self.lateness
+                .push(u64::try_from(late).unwrap_or(u64::MAX).min(LATENESS_MAX_US));
+            let fired = Fired {
+                key: ServiceKey::new(i, expired.key),
+                deadline,
+                fired_at,
+                payload: expired.payload,
+            };
+            match &mut self.delivery {
+                Delivery::Channel(tx) => {
+                    if tx.send(fired).is_err() {
+                        shared.undelivered.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                Delivery::Callback(callback) => {
+                    if catch_unwind(AssertUnwindSafe(|| callback(fired))).is_err() {
+                        shared.panicked.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+        if !self.lateness.is_empty() {
+            let mut histogram = shared.lateness.lock();
+            for &us in &self.lateness {
+                histogram.saturating_record(us);
+            }
+        }
+        Turn {
+            delivered,
+            more_due,
+            now_tick: tick,
+        }
+    }
+
+    /// Prepares to sleep after a turn at `now_tick` that found nothing: publishes the tick the
+    /// driver will look again on its own and returns it (`None`: idle, sleep until woken).
+    /// A schedule or reset that comes earlier from then on resets `wake_at` to [`AWAKE`].
+    pub(crate) fn arm(&self, now_tick: Tick) -> Option<Tick> {
+        let shared = &*self.shared;
+        // First "asleep until forever", so a timer added while we scan wakes us ...
+        shared.wake_at.store(u64::MAX, Ordering::SeqCst);
+        // ... then the earliest deadline over all shards. A wheel may answer a slot boundary
+        // at or before `now_tick` although nothing is due (the turn just emptied that), so
+        // look again at the next tick at the earliest: never a busy loop.
+        let next = shared
+            .next_deadline()
+            .map(|t| t.max(now_tick.saturating_add(1)));
+        // Keep AWAKE if a producer already asked us to stay up.
+        let _ = shared.wake_at.compare_exchange(
+            u64::MAX,
+            next.unwrap_or(u64::MAX),
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
+        next
+    }
+
+    /// Whether a producer asked the driver to wake since the last [`arm`](Self::arm).
+    pub(crate) fn woken(&self) -> bool {
+        self.shared.wake_at.load(Ordering::SeqCst) == AWAKE
+    }
+
+    pub(crate) fn set_awake(&self) {
+        self.shared.wake_at.store(AWAKE, Ordering::SeqCst);
+    }
+
+    /// The driver thread's loop; returns after shutdown.
+    pub(crate) fn run(mut self) {
+        loop {
+            if self.shared.stopping.load(Ordering::Acquire) {
+                break;
+            }
+            let turn = self.turn(Instant::now());
+            if turn.more_due || turn.delivered > 0 {
+                // Deliveries take time; look again before sleeping.
+                continue;
+            }
+            let next = self.arm(turn.now_tick);
+            if self.woken() {
+                continue;
+            }
+            if self.shared.stopping.load(Ordering::Acquire) {
+                break;
+            }
+            match next.and_then(|t| self.shared.clock.instant_of(t)) {
+                Some(at) => {
+                    let sleep = at.saturating_duration_since(Instant::now());
+                    if !sleep.is_zero() {
+                        std::thread::park_timeout(sleep);
+                    }
+                }
+                // Idle (or nothing due within `Instant`'s range): sleep until a producer or
+                // shutdown unparks us. No periodic tick.
+                None => std::thread::park(),
+            }
+            self.set_awake();
+        }
+    }
+}
+
+/// The driver's step with the clock in your hands and no thread: for deterministic tests and
+/// for embedding the service's delivery into a loop you already run.
+///
+/// Build it with [`Builder::build_manual`](crate::Builder::build_manual). Schedule through
+/// [`handle`](Self::handle) (with `schedule_at`, since your clock is not the wall clock); call
+/// [`turn`](Self::turn) with the time you choose; it delivers exactly as the driver thread would.
+///
+/// ```
+/// use std::time::Duration;
+/// use tickwheel_service::{Builder, Delivery};
+///
+/// let (delivery, fired) = Delivery::channel();
+/// let mut driver = Builder::new().build_manual::<&str>(delivery).unwrap();
+/// let t0 = driver.clock().origin();
+/// let ms = Duration::from_millis;
+/// let handle = driver.handle();
+/// handle.schedule_at(t0 + ms(20), "b").unwrap();
+/// handle.schedule_at(t0 + ms(10), "a").unwrap();
+/// assert_eq!(driver.turn(t0 + ms(9)).delivered, 0); // never early
+/// assert_eq!(driver.turn(t0 + ms(20)).delivered, 2);
+/// let order: Vec<_> = fired.try_iter().map(|f| f.payload).collect();
+/// assert_eq!(order, ["a", "b"]);
+/// ```
+pub struct ManualDriver<T, X: Timer<T>> {
+    driver: Driver<T, X>,
+}
+
+impl<T, X: Timer<T>> ManualDriver<T, X> {
+    pub(crate) fn new(shared: Arc<Shared<T, X>>, delivery: Delivery<T>) -> Self {
+        Self {
+            driver: Driver::new(shared, delivery, false),
+        }
+    }
+
+    /// A handle to schedule, cancel and reset through (it may be sent to other threads).
+    ///
+    /// ```
+    /// # use tickwheel_service::{Builder, Delivery};
+    /// let (delivery, _fired) = Delivery::<()>::channel();
+    /// let driver = Builder::new().build_manual(delivery).unwrap();
+    /// assert_eq!(driver.handle().pending(), 0);
+    /// ```
+    #[must_use]
+    pub fn handle(&self) -> TimerHandle<T, X> {
+        TimerHandle::new(self.driver.shared.clone())
+    }
+
+    /// The tick clock: its `origin()` is tick 0, handy as the start of a manual timeline.
+    ///
+    /// ```
+    /// # use tickwheel_service::{Builder, Delivery};
+    /// # use std::time::Duration;
+    /// let (delivery, _fired) = Delivery::<()>::channel();
+    /// let driver = Builder::new().resolution(Duration::from_micros(100)).build_manual(delivery).unwrap();
+    /// assert_eq!(driver.clock().resolution(), Duration::from_micros(100));
+    /// ```
+    #[must_use]
+    pub fn clock(&self) -> tickwheel::TickClock {
+        self.driver.shared.clock
+    }
+
+    /// One driver step at `now`: takes at most [`BATCH`] due timers from each shard and
+    /// delivers them (callbacks run here, on the calling thread). Turn again while
+    /// [`Turn::more_due`].
+    ///
+    /// ```
+    /// # use tickwheel_service::{Builder, Delivery, BATCH};
+    /// let (delivery, fired) = Delivery::channel();
+    /// let mut driver = Builder::new().shards(1).build_manual(delivery).unwrap();
+    /// let t0 = driver.clock().origin();
+    /// for i in 0..BATCH + 1 {
+    ///     driver.handle().schedule_at(t0, i).unwrap();
+    /// }
+    /// assert!(driver.turn(t0).more_due);
+    /// assert_eq!(driver.turn(t0).delivered, 1);
+    /// assert_eq!(fired.len(), BATCH + 1);
+    /// ```
+    pub fn turn(&mut self, now: std::time::Instant) -> Turn {
+        self.driver.turn(now)
+    }
+
+    /// Turns until nothing more is due at `now`; returns how many timers were delivered.
+    ///
+    /// ```
+    /// # use tickwheel_service::{Builder, Delivery};
+    /// let (delivery, _fired) = Delivery::channel();
+    /// let mut driver = Builder::new().build_manual(delivery).unwrap();
+    /// let t0 = driver.clock().origin();
+    /// for i in 0..1000 {
+    ///     driver.handle().schedule_at(t0, i).unwrap();
+    /// }
+    /// assert_eq!(driver.run_due(t0), 1000);
+    /// ```
+    pub fn run_due(&mut self, now: std::time::Instant) -> usize {
+        let mut total = 0;
+        loop {
+            let turn = self.driver.turn(now);
+            total += turn.delivered;
+            if !turn.more_due && turn.delivered == 0 {
+                return total;
+            }
+        }
+    }
+
+    /// Does what the driver thread does before it sleeps after a turn at `now` that found
+    /// nothing: returns when it would wake on its own (`None`: idle, only a new timer or
+    /// shutdown wakes it) and arms the wake-up check read by [`woken`](Self::woken).
+    ///
+    /// ```
+    /// # use tickwheel_service::{Builder, Delivery};
+    /// # use std::time::Duration;
+    /// let (delivery, _fired) = Delivery::channel();
+    /// let mut driver = Builder::new().build_manual(delivery).unwrap();
+    /// let t0 = driver.clock().origin();
+    /// assert_eq!(driver.arm(t0), None); // idle: sleeps until woken
+    /// driver.handle().schedule_at(t0 + Duration::from_millis(50), ()).unwrap();
+    /// assert!(driver.woken());
+    /// ```
+    pub fn arm(&mut self, now: std::time::Instant) -> Option<std::time::Instant> {
+        let tick = self.driver.shared.clock.now_tick(now);
+        let next = self.driver.arm(tick)?;
+        Some(self.driver.shared.instant_of(next, now))
+    }
+
+    /// Whether a schedule or reset since the last [`arm`](Self::arm) brought a deadline
+    /// earlier than the armed wake-up (so the driver thread would have been unparked).
+    /// The next `arm` clears it, as the driver thread does when it wakes.
+    ///
+    /// ```
+    /// # use tickwheel_service::{Builder, Delivery};
+    /// # use std::time::Duration;
+    /// let (delivery, _fired) = Delivery::channel();
+    /// let mut driver = Builder::new().build_manual(delivery).unwrap();
+    /// let t0 = driver.clock().origin();
+    /// let ms = Duration::from_millis;
+    /// driver.handle().schedule_at(t0 + ms(50), ()).unwrap();
+    /// assert_eq!(driver.arm(t0), Some(t0 + ms(50)));
+    /// driver.handle().schedule_at(t0 + ms(60), ()).unwrap(); // later: no wake-up
+    /// assert!(!driver.woken());
+    /// driver.handle().schedule_at(t0 + ms(10), ()).unwrap(); // new earliest: wake
+    /// assert!(driver.woken());
+    /// ```
+    #[must_use]
+    pub fn woken(&self) -> bool {
+        self.driver.woken()
+    }
+
+    /// Counters and lateness; see [`ServiceStats`].
+    ///
+    /// ```
+    /// # use tickwheel_service::{Builder, Delivery};
+    /// let (delivery, _fired) = Delivery::<()>::channel();
+    /// let driver = Builder::new().build_manual(delivery).unwrap();
+    /// assert_eq!(driver.stats().scheduled, 0);
+    /// ```
+    #[must_use]
+    pub fn stats(&self) -> ServiceStats {
+        self.driver.shared.stats()
+    }
+
+    /// Shuts down: returns every unfired payload (deadline order); later calls through any
+    /// handle fail with a `Shutdown` error.
+    ///
+    /// ```
+    /// # use tickwheel_service::{Builder, Delivery, ScheduleError};
+    /// let (delivery, _fired) = Delivery::channel();
+    /// let driver = Builder::new().build_manual(delivery).unwrap();
+    /// let handle = driver.handle();
+    /// handle.schedule_at(driver.clock().origin(), 1).unwrap();
+    /// assert_eq!(driver.shutdown().len(), 1);
+    /// assert!(matches!(handle.schedule_at(std::time::Instant::now(), 2), Err(ScheduleError::Shutdown(2))));
+    /// ```
+    #[must_use]
+    pub fn shutdown(self) -> Vec<Unfired<T>> {
+        self.driver.shared.close()
+    }
+}
+
+impl<T, X: Timer<T>> Drop for ManualDriver<T, X> {
+    fn drop(&mut self) {
+        // Like dropping a `TimerService`: shut down, dropping the unfired payloads (outside
+        // every lock). A no-op after `shutdown`.
+        drop(self.driver.shared.close());
+    }
+}

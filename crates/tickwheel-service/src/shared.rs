@@ -1,0 +1,255 @@
+//! The state every handle and the driver share: the shards, the clock, the wake-up word.
+//!
+//! # Invariants
+//! - Each scheduled timer is in exactly one shard's timer until it leaves it exactly once: by
+//!   `cancel` (the canceller gets the payload), by the driver's `poll` (it will be delivered),
+//!   or by the shutdown drain (handed back). All three happen under that shard's lock, so a
+//!   cancel racing a fire has exactly one winner.
+//! - No user code runs while a shard lock is held: payloads are moved out before the guard
+//!   drops, and deliveries happen after the driver released every lock.
+//! - `wake_at` is [`AWAKE`] while the driver runs; otherwise it is the tick the driver will
+//!   look again on its own (`u64::MAX`: never). A producer that adds a deadline before it
+//!   swaps it to `AWAKE` and unparks the driver; the swap makes sure only one producer pays
+//!   the syscall per sleep.
+//! - Once a shard is `closed` it stays closed and empty.
+
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::thread::Thread;
+use std::time::Instant;
+
+use hdrhistogram::Histogram;
+use parking_lot::Mutex;
+use tickwheel::{Tick, TickClock, Timer};
+
+use crate::stats::{new_lateness_histogram, ShardCounters};
+use crate::{KeyError, ScheduleError, ServiceKey, ServiceStats, Unfired};
+
+/// `wake_at` while the driver is awake: it will look at every shard before it sleeps, so
+/// producers need not wake it.
+pub(crate) const AWAKE: Tick = 0;
+
+/// One shard: a timer and its counters behind one lock.
+pub(crate) struct Shard<X> {
+    pub(crate) timer: X,
+    pub(crate) counters: ShardCounters,
+    /// Set once by shutdown; the timer is empty from then on.
+    pub(crate) closed: bool,
+}
+
+/// Keeps each shard's lock on its own cache lines so shards do not false-share.
+#[repr(align(128))]
+pub(crate) struct Padded<S>(pub(crate) S);
+
+pub(crate) struct Shared<T, X> {
+    pub(crate) shards: Box<[Padded<Mutex<Shard<X>>>]>,
+    pub(crate) clock: TickClock,
+    /// See the module invariants.
+    pub(crate) wake_at: AtomicU64,
+    /// The driver thread, once started (never set for a manual driver).
+    pub(crate) driver: OnceLock<Thread>,
+    /// Set by shutdown; the driver exits at its next look.
+    pub(crate) stopping: AtomicBool,
+    pub(crate) panicked: AtomicU64,
+    pub(crate) rejected: AtomicU64,
+    pub(crate) undelivered: AtomicU64,
+    /// Lateness in µs; written by the driver once per batch.
+    pub(crate) lateness: Mutex<Histogram<u64>>,
+    _payload: PhantomData<fn(T) -> T>,
+}
+
+/// Gives each thread a fixed shard preference: a thread's timers share one shard (and so keep
+/// FIFO order among themselves), and threads spread over shards without a shared counter on
+/// the hot path.
+fn shard_hint() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static HINT: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    HINT.with(|h| *h)
+}
+
+impl<T, X: Timer<T>> Shared<T, X> {
+    pub(crate) fn new(timers: Vec<X>, clock: TickClock) -> Self {
+        Self {
+            shards: timers
+                .into_iter()
+                .map(|timer| {
+                    Padded(Mutex::new(Shard {
+                        timer,
+                        counters: ShardCounters::default(),
+                        closed: false,
+                    }))
+                })
+                .collect(),
+            clock,
+            wake_at: AtomicU64::new(AWAKE),
+            driver: OnceLock::new(),
+            stopping: AtomicBool::new(false),
+            panicked: AtomicU64::new(0),
+            rejected: AtomicU64::new(0),
+            undelivered: AtomicU64::new(0),
+            lateness: Mutex::new(new_lateness_histogram()),
+            _payload: PhantomData,
+        }
+    }
+
+    pub(crate) fn schedule(&self, tick: Tick, payload: T) -> Result<ServiceKey, ScheduleError<T>> {
+        let n = self.shards.len();
+        let first = shard_hint() % n;
+        let mut payload = payload;
+        // The preferred shard first; when it is at its share of the capacity, the others, so the
+        // service refuses only when it is full as a whole.
+        for step in 0..n {
+            let i = (first + step) % n;
+            let mut shard = self.shards[i].0.lock();
+            if shard.closed {
+                drop(shard);
+                return Err(ScheduleError::Shutdown(payload));
+            }
+            match shard.timer.insert(tick, payload) {
+                Ok(key) => {
+                    shard.counters.scheduled += 1;
+                    drop(shard);
+                    self.wake_for(tick);
+                    return Ok(ServiceKey::new(i, key));
+                }
+                Err(full) => payload = full.into_inner(),
+            }
+        }
+        self.rejected.fetch_add(1, Ordering::Relaxed);
+        Err(ScheduleError::Full(payload))
+    }
+
+    pub(crate) fn cancel(&self, key: ServiceKey) -> Result<T, KeyError> {
+        let Some(shard) = self.shards.get(key.shard()) else {
+            return Err(KeyError::NotPending);
+        };
+        let mut shard = shard.0.lock();
+        if shard.closed {
+            return Err(KeyError::Shutdown);
+        }
+        let payload = shard.timer.cancel(key.timer_key());
+        if payload.is_some() {
+            shard.counters.cancelled += 1;
+        }
+        drop(shard);
+        payload.ok_or(KeyError::NotPending)
+    }
+
+    pub(crate) fn reset(&self, key: ServiceKey, tick: Tick) -> Result<(), KeyError> {
+        let Some(shard) = self.shards.get(key.shard()) else {
+            return Err(KeyError::NotPending);
+        };
+        let mut shard = shard.0.lock();
+        if shard.closed {
+            return Err(KeyError::Shutdown);
+        }
+        shard
+            .timer
+            .reset(key.timer_key(), tick)
+            .map_err(|_| KeyError::NotPending)?;
+        shard.counters.reset += 1;
+        drop(shard);
+        self.wake_for(tick);
+        Ok(())
+    }
+
+    pub(crate) fn deadline(&self, key: ServiceKey) -> Option<Tick> {
+        let shard = self.shards.get(key.shard())?.0.lock();
+        shard.timer.deadline(key.timer_key())
+    }
+
+    /// Wakes a sleeping driver if `tick` is before the tick it sleeps until. Costs one atomic
+    /// load when it is not.
+    fn wake_for(&self, tick: Tick) {
+        // Ordering: the insert was published by the shard unlock. Either the driver's scan of
+        // this shard comes after that unlock (and sees the timer), or it came before our lock,
+        // in which case its store of `u64::MAX` happens-before this load and we see it (or a
+        // later value) and wake it.
+        let at = self.wake_at.load(Ordering::SeqCst);
+        if tick < at && self.wake_at.swap(AWAKE, Ordering::SeqCst) != AWAKE {
+            if let Some(driver) = self.driver.get() {
+                driver.unpark();
+            }
+        }
+    }
+
+    /// The earliest `next_deadline` over all shards (a tick no later than the earliest
+    /// pending deadline).
+    pub(crate) fn next_deadline(&self) -> Option<Tick> {
+        self.shards
+            .iter()
+            .filter_map(|s| s.0.lock().timer.next_deadline())
+            .min()
+    }
+
+    pub(crate) fn pending(&self) -> usize {
+        self.shards.iter().map(|s| s.0.lock().timer.len()).sum()
+    }
+
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
+    }
+
+    /// Closes every shard and returns what was pending, in deadline order. Then tells the
+    /// driver to exit. Idempotent: a second call returns nothing.
+    pub(crate) fn close(&self) -> Vec<Unfired<T>> {
+        let mut drained = Vec::new();
+        for (i, shard) in self.shards.iter().enumerate() {
+            let mut shard = shard.0.lock();
+            shard.closed = true;
+            let taken = shard.timer.drain();
+            shard.counters.drained += taken.len() as u64;
+            drop(shard);
+            drained.extend(taken.into_iter().map(|e| (i, e)));
+        }
+        self.stopping.store(true, Ordering::Release);
+        if let Some(driver) = self.driver.get() {
+            driver.unpark();
+        }
+        // Stable: each shard's drain is already in deadline order, FIFO among equals.
+        drained.sort_by_key(|(_, e)| e.deadline);
+        drained
+            .into_iter()
+            .map(|(i, e)| Unfired {
+                key: ServiceKey::new(i, e.key),
+                deadline: self.clock.instant_of(e.deadline),
+                payload: e.payload,
+            })
+            .collect()
+    }
+
+    pub(crate) fn stats(&self) -> ServiceStats {
+        let mut c = ShardCounters::default();
+        let mut pending = 0u64;
+        for shard in self.shards.iter() {
+            let shard = shard.0.lock();
+            pending += shard.timer.len() as u64;
+            c.scheduled += shard.counters.scheduled;
+            c.cancelled += shard.counters.cancelled;
+            c.reset += shard.counters.reset;
+            c.fired += shard.counters.fired;
+            c.drained += shard.counters.drained;
+        }
+        ServiceStats {
+            pending,
+            scheduled: c.scheduled,
+            cancelled: c.cancelled,
+            reset: c.reset,
+            fired: c.fired,
+            drained: c.drained,
+            panicked: self.panicked.load(Ordering::Relaxed),
+            rejected: self.rejected.load(Ordering::Relaxed),
+            undelivered: self.undelivered.load(Ordering::Relaxed),
+            shards: self.shards.len(),
+            lateness_us: self.lateness.lock().clone(),
+        }
+    }
+
+    /// Converts a tick back to the instant it begins (for deadlines handed to users).
+    pub(crate) fn instant_of(&self, tick: Tick, fallback: Instant) -> Instant {
+        self.clock.instant_of(tick).unwrap_or(fallback)
+    }
+}

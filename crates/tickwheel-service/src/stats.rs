@@ -1,0 +1,74 @@
+//! Service counters and the fire-lateness histogram.
+//!
+//! The counters that schedule, cancel, reset and fire touch live inside each shard and are
+//! bumped while its lock is already held, so keeping them costs no extra atomic and no shared
+//! cache line. The rare counters (panicked, rejected, undelivered) are shared atomics. The
+//! lateness histogram is written by the driver alone, once per batch.
+
+use hdrhistogram::Histogram;
+
+/// The largest lateness the histogram resolves, in microseconds (one hour); later fires are
+/// recorded as this value.
+pub const LATENESS_MAX_US: u64 = 3_600_000_000;
+
+/// A snapshot of a service's counters, from [`TimerHandle::stats`](crate::TimerHandle::stats).
+///
+/// Every scheduled timer ends exactly once, so once a service is idle
+/// `scheduled == pending + cancelled + fired + drained`.
+///
+/// ```
+/// use std::time::Duration;
+/// use tickwheel_service::{Builder, Delivery};
+///
+/// let (delivery, fired) = Delivery::channel();
+/// let service = Builder::new().build(delivery).unwrap();
+/// let key = service.schedule_after(Duration::from_secs(60), 1).unwrap();
+/// service.schedule_after(Duration::ZERO, 2).unwrap();
+/// service.cancel(key).unwrap();
+/// fired.recv().unwrap();
+/// let stats = service.stats();
+/// assert_eq!((stats.scheduled, stats.cancelled, stats.fired, stats.pending), (2, 1, 1, 0));
+/// assert_eq!(stats.lateness_us.len(), 1);
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ServiceStats {
+    /// Timers waiting in the shards now.
+    pub pending: u64,
+    /// Timers accepted by `schedule_*`.
+    pub scheduled: u64,
+    /// Timers ended by a successful `cancel`.
+    pub cancelled: u64,
+    /// Successful `reset_*` calls.
+    pub reset: u64,
+    /// Timers taken out of the shards by the driver for delivery.
+    pub fired: u64,
+    /// Timers handed back by `shutdown`.
+    pub drained: u64,
+    /// Callbacks that panicked (caught; the driver went on).
+    pub panicked: u64,
+    /// Schedules refused with [`ScheduleError::Full`](crate::ScheduleError::Full).
+    pub rejected: u64,
+    /// Fired timers dropped because every receiver of the delivery channel was gone.
+    pub undelivered: u64,
+    /// Shards in the service.
+    pub shards: usize,
+    /// Fire lateness in microseconds: delivery start minus the deadline (rounded up to a tick).
+    /// Saturates at [`LATENESS_MAX_US`].
+    pub lateness_us: Histogram<u64>,
+}
+
+pub(crate) fn new_lateness_histogram() -> Histogram<u64> {
+    // 3 significant figures from 1 µs to 1 hour: about 180 KiB, allocated once.
+    Histogram::new_with_bounds(1, LATENESS_MAX_US, 3).expect("constant bounds are valid")
+}
+
+/// Per-shard counters, kept under the shard lock.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ShardCounters {
+    pub(crate) scheduled: u64,
+    pub(crate) cancelled: u64,
+    pub(crate) reset: u64,
+    pub(crate) fired: u64,
+    pub(crate) drained: u64,
+}
