@@ -32,11 +32,10 @@
 //! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
 //! and Varghese & Lauck's hierarchical scheme 7.
 
-use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use super::due::Due;
-use super::level::{level_for, slot_for, slot_start, span_end, span_start, Level, LEVELS};
+use super::level::{level_for, slot_for, span_end, span_start, Levels, LEVELS};
 use super::ordered::Ordered;
 use super::Entry;
 use crate::slab::Slab;
@@ -62,7 +61,7 @@ use crate::{
 /// ```
 pub struct HierarchicalWheel<T> {
     slab: Slab<Entry<T>>,
-    levels: Box<[Level; LEVELS]>,
+    levels: Levels,
     due: Due,
     /// Timers due beyond the whole-wheel span that contains `elapsed`.
     overflow: Ordered,
@@ -91,7 +90,7 @@ impl<T> HierarchicalWheel<T> {
             .min(options.capacity.unwrap_or(usize::MAX));
         Self {
             slab: Slab::new(options.capacity, pre),
-            levels: Box::new([Level::EMPTY; LEVELS]),
+            levels: Levels::new(),
             due: Due::default(),
             overflow: Ordered::default(),
             elapsed: options.start,
@@ -110,7 +109,8 @@ impl<T> HierarchicalWheel<T> {
         }
         let level = level_for(self.elapsed, deadline);
         if level < LEVELS {
-            self.levels[level].push(&mut self.slab, index, slot_for(deadline, level));
+            self.levels
+                .push(&mut self.slab, index, level, slot_for(deadline, level));
         } else {
             self.overflow.insert(&mut self.slab, index);
         }
@@ -126,7 +126,8 @@ impl<T> HierarchicalWheel<T> {
         }
         let level = level_for(self.elapsed, deadline);
         if level < LEVELS {
-            self.levels[level].remove(&mut self.slab, index, slot_for(deadline, level));
+            self.levels
+                .remove(&mut self.slab, index, level, slot_for(deadline, level));
         } else {
             self.overflow.remove(&self.slab, index);
         }
@@ -135,10 +136,7 @@ impl<T> HierarchicalWheel<T> {
     /// The earliest occupied slot: `(level, slot, first tick of the slot)`.
     #[inline]
     fn next_slot(&self) -> Option<(usize, usize, Tick)> {
-        self.levels.iter().enumerate().find_map(|(level, l)| {
-            l.first_slot()
-                .map(|slot| (level, slot, slot_start(self.elapsed, level, slot)))
-        })
+        self.levels.next_slot(self.elapsed)
     }
 
     /// Moves the cursor forward to `t`; on entering a new whole-wheel span, brings the overflow
@@ -160,7 +158,7 @@ impl<T> HierarchicalWheel<T> {
     fn process(&mut self, level: usize, slot: usize, start: Tick) {
         self.advance_to(start);
         self.stats.slots_scanned += 1;
-        let mut list = self.levels[level].take(slot);
+        let mut list = self.levels.take(level, slot);
         if level == 0 {
             // Every timer here is due exactly at `start`, in insertion order.
             self.due.ready.append(&mut self.slab, &mut list);
@@ -285,16 +283,14 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         // Walk every place in an order that keeps equal deadlines first-in first-out (they
         // always share one place), then sort stably by deadline.
         let mut order = self.due.collect(&self.slab, self.elapsed);
-        for level in self.levels.iter() {
-            for list in level.slots.iter() {
-                order.extend(list.collect(&self.slab));
-            }
+        for (_, _, list) in self.levels.lists() {
+            order.extend(list.collect(&self.slab));
         }
         order.extend(self.overflow.collect(&self.slab));
         order.sort_by_key(|&i| self.slab.at(i).deadline);
         self.due = Due::default();
         self.overflow = Ordered::default();
-        *self.levels = [Level::EMPTY; LEVELS];
+        self.levels = Levels::new();
         self.stats.drained += order.len() as u64;
         order
             .into_iter()
@@ -312,7 +308,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
 
     fn allocated_bytes(&self) -> usize {
         self.slab.allocated_bytes()
-            + core::mem::size_of::<[Level; LEVELS]>()
+            + self.levels.allocated_bytes()
             + self.overflow.len() * 3 * core::mem::size_of::<(Tick, u64, u32)>() / 2
     }
 
@@ -324,27 +320,25 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         self.slab.check();
         assert!(self.elapsed <= self.now, "cursor ahead of now");
         let mut seen = self.due.collect(&self.slab, self.elapsed).len();
-        for (l, level) in self.levels.iter().enumerate() {
-            for (s, list) in level.slots.iter().enumerate() {
-                assert_eq!(
-                    level.occupied & (1 << s) != 0,
-                    !list.is_empty(),
-                    "occupancy bit of level {l} slot {s} is wrong"
+        for (l, s, list) in self.levels.lists() {
+            assert_eq!(
+                self.levels.is_marked(l, s),
+                !list.is_empty(),
+                "occupancy bit of level {l} slot {s} is wrong"
+            );
+            for index in list.collect(&self.slab) {
+                let d = self.slab.at(index).deadline;
+                assert!(
+                    d > self.elapsed,
+                    "level {l} holds a timer at or behind the cursor"
                 );
-                for index in list.collect(&self.slab) {
-                    let d = self.slab.at(index).deadline;
-                    assert!(
-                        d > self.elapsed,
-                        "level {l} holds a timer at or behind the cursor"
-                    );
-                    assert_eq!(
-                        level_for(self.elapsed, d),
-                        l,
-                        "timer {d} on the wrong level"
-                    );
-                    assert_eq!(slot_for(d, l), s, "timer {d} in the wrong slot");
-                    seen += 1;
-                }
+                assert_eq!(
+                    level_for(self.elapsed, d),
+                    l,
+                    "timer {d} on the wrong level"
+                );
+                assert_eq!(slot_for(d, l), s, "timer {d} in the wrong slot");
+                seen += 1;
             }
         }
         for index in self.overflow.collect(&self.slab) {

@@ -20,6 +20,8 @@
 //! level: a level never wraps, and the first set bit of its occupancy word is its earliest slot.
 //! A level's timers are all earlier than the next level's.
 
+use alloc::boxed::Box;
+
 use super::list::List;
 use super::Entry;
 use crate::slab::Slab;
@@ -69,45 +71,84 @@ pub(crate) fn span_end(t: Tick) -> Tick {
     t | ((1u64 << SPAN_BITS) - 1)
 }
 
-/// One level: 64 FIFO slot lists and a bitmap of the non-empty ones.
-pub(crate) struct Level {
-    /// Bit `s` is set iff `slots[s]` is non-empty.
-    pub(crate) occupied: u64,
-    pub(crate) slots: [List; SLOTS],
+/// All six levels: 64 FIFO slot lists per level and one occupancy word per level.
+///
+/// The six words sit together in one cache line, apart from the 3 KiB of list heads, so finding
+/// the earliest slot reads one line however the lists are spread.
+pub(crate) struct Levels {
+    /// Bit `s` of `occupied[l]` is set iff `slots[l][s]` is non-empty.
+    occupied: [u64; LEVELS],
+    slots: Box<[[List; SLOTS]; LEVELS]>,
 }
 
-impl Level {
-    pub(crate) const EMPTY: Level = Level {
-        occupied: 0,
-        slots: [List::EMPTY; SLOTS],
-    };
-
-    #[inline]
-    pub(crate) fn push<T>(&mut self, slab: &mut Slab<Entry<T>>, index: u32, slot: usize) {
-        self.slots[slot].push_back(slab, index);
-        self.occupied |= 1 << slot;
+impl Levels {
+    pub(crate) fn new() -> Self {
+        Self {
+            occupied: [0; LEVELS],
+            slots: Box::new([[List::EMPTY; SLOTS]; LEVELS]),
+        }
     }
 
     #[inline]
-    pub(crate) fn remove<T>(&mut self, slab: &mut Slab<Entry<T>>, index: u32, slot: usize) {
-        let list = &mut self.slots[slot];
+    pub(crate) fn push<T>(
+        &mut self,
+        slab: &mut Slab<Entry<T>>,
+        index: u32,
+        level: usize,
+        slot: usize,
+    ) {
+        self.slots[level][slot].push_back(slab, index);
+        self.occupied[level] |= 1 << slot;
+    }
+
+    #[inline]
+    pub(crate) fn remove<T>(
+        &mut self,
+        slab: &mut Slab<Entry<T>>,
+        index: u32,
+        level: usize,
+        slot: usize,
+    ) {
+        let list = &mut self.slots[level][slot];
         list.unlink(slab, index);
         if list.is_empty() {
-            self.occupied &= !(1 << slot);
+            self.occupied[level] &= !(1 << slot);
         }
     }
 
     /// Empties a slot and returns its list.
     #[inline]
-    pub(crate) fn take(&mut self, slot: usize) -> List {
-        self.occupied &= !(1 << slot);
-        core::mem::replace(&mut self.slots[slot], List::EMPTY)
+    pub(crate) fn take(&mut self, level: usize, slot: usize) -> List {
+        self.occupied[level] &= !(1 << slot);
+        core::mem::replace(&mut self.slots[level][slot], List::EMPTY)
     }
 
-    /// The earliest occupied slot.
+    /// The earliest occupied slot: `(level, slot, first tick of the slot)` for the cursor at
+    /// `elapsed`. The lowest non-empty level holds the earliest timers, and its first set bit is
+    /// its earliest slot.
     #[inline]
-    pub(crate) fn first_slot(&self) -> Option<usize> {
-        (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize)
+    pub(crate) fn next_slot(&self, elapsed: Tick) -> Option<(usize, usize, Tick)> {
+        let level = self.occupied.iter().position(|&w| w != 0)?;
+        let slot = self.occupied[level].trailing_zeros() as usize;
+        Some((level, slot, slot_start(elapsed, level, slot)))
+    }
+
+    /// Every slot list with its level and slot, in order. For `drain` and invariant checks.
+    pub(crate) fn lists(&self) -> impl Iterator<Item = (usize, usize, &List)> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .flat_map(|(l, level)| level.iter().enumerate().map(move |(s, list)| (l, s, list)))
+    }
+
+    /// Whether bit `slot` of `level` is set.
+    pub(crate) fn is_marked(&self, level: usize, slot: usize) -> bool {
+        self.occupied[level] & (1 << slot) != 0
+    }
+
+    /// Bytes of heap memory held (the list heads).
+    pub(crate) fn allocated_bytes(&self) -> usize {
+        core::mem::size_of::<[[List; SLOTS]; LEVELS]>()
     }
 }
 
