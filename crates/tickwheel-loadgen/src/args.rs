@@ -1,0 +1,168 @@
+//! The command line, derived with clap. The doc comments here are the `--help` text.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use tickwheel::Kind;
+
+/// Drive every tickwheel timer with the same realistic timeout workload and show, side by side,
+/// what each costs and how late it fires.
+///
+/// Exit codes: 0 pass, 1 a threshold was crossed (or a timer broke its contract: an early fire,
+/// counts that differ between implementations), 2 bad input or an I/O error.
+#[derive(Debug, Parser)]
+#[command(name = "tickwheel-loadgen", version)]
+pub(crate) struct Args {
+    /// What to do.
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Drive one implementation.
+    Run {
+        /// The implementation: hashed, hierarchical, heap or lazy-heap.
+        #[arg(long, value_parser = clap::value_parser!(Kind))]
+        timer: Kind,
+        /// The workload, clock, reports and thresholds.
+        #[command(flatten)]
+        load: LoadArgs,
+    },
+    /// Drive all four implementations on the same workload, one after another, and print them
+    /// side by side.
+    Compare {
+        /// The workload, clock, reports and thresholds.
+        #[command(flatten)]
+        load: LoadArgs,
+    },
+    /// Compare two report.json files: both values and their ratio per implementation and
+    /// metric, marking regressions beyond the tolerance (exit 1 when there is one).
+    Diff {
+        /// The report to compare against (e.g. from the main branch).
+        baseline: PathBuf,
+        /// The report under test.
+        current: PathBuf,
+        /// Relative change that counts as a regression: 0.10 flags a metric 10 % worse.
+        #[arg(long, default_value_t = 0.10, allow_negative_numbers = true)]
+        tolerance: f64,
+    },
+}
+
+/// Which clock drives the timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ClockArg {
+    /// Deterministic discrete-event time: cost per operation and lateness in ticks.
+    Virtual,
+    /// The real monotonic clock: an event loop that sleeps; lateness in nanoseconds.
+    Real,
+}
+
+/// Options shared by `run` and `compare`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct LoadArgs {
+    /// Clock: `virtual` (deterministic, fast, counts must agree across implementations) or
+    /// `real` (an event loop on the monotonic clock).
+    #[arg(long, value_enum, default_value_t = ClockArg::Virtual)]
+    pub(crate) clock: ClockArg,
+    /// Open connections, each with an idle timeout [default: 100000 virtual, 10000 real].
+    #[arg(long)]
+    pub(crate) connections: Option<u64>,
+    /// Requests per second over all connections (open loop, Poisson arrivals)
+    /// [default: 200000 virtual, 20000 real].
+    #[arg(long, allow_negative_numbers = true)]
+    pub(crate) rate: Option<f64>,
+    /// Run length, e.g. `30s`, `250ms` [default: 30s virtual, 3s real].
+    #[arg(long, value_parser = parse_duration)]
+    pub(crate) duration: Option<Duration>,
+    /// Idle timeout per connection, pushed later (reset) on every request of that connection.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    pub(crate) idle_timeout: Duration,
+    /// Deadline per request, cancelled when its response arrives.
+    #[arg(long, value_parser = parse_duration, default_value = "200ms")]
+    pub(crate) request_timeout: Duration,
+    /// Share of responses slower than the request timeout (their timers fire), in [0, 1].
+    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true)]
+    pub(crate) slow_fraction: f64,
+    /// Timer resolution (one tick).
+    #[arg(long, value_parser = parse_duration, default_value = "1ms")]
+    pub(crate) tick: Duration,
+    /// Seed of the workload generator: the same seed gives the same event sequence.
+    #[arg(long, default_value_t = 42)]
+    pub(crate) seed: u64,
+    /// Directory for report.json, *.hgrm, *.hlog, lateness.svg and cost.svg.
+    #[arg(long, default_value = "tickwheel-report")]
+    pub(crate) out: PathBuf,
+    /// Fail (exit 1) when a lateness percentile crosses a line, e.g. `p99.9=5ms`. Percentiles:
+    /// p50, p90, p99, p99.9, p99.99, max. Repeatable. Virtual-clock lateness is ticks × tick.
+    #[arg(long, value_name = "PCT=DURATION")]
+    pub(crate) max_lateness: Vec<String>,
+    /// Fail (exit 1) when an operation's cost crosses a line, e.g. `insert.p99=200ns`.
+    /// Operations: insert, cancel, reset, fire; statistics: p50, p99, max. Repeatable.
+    #[arg(long, value_name = "OP.PCT=DURATION")]
+    pub(crate) max_cost: Vec<String>,
+}
+
+/// Parses a human duration: a number (decimals allowed) and a unit out of `ns`, `us`/`µs`,
+/// `ms`, `s`, `m`, `h`; e.g. `30s`, `250ms`, `1.5s`.
+///
+/// # Errors
+/// A message naming the accepted form when `text` is not one.
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale_ns: f64 = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        "" => {
+            return Err(format!(
+                "`{text}` has no unit; write e.g. `30s`, `250ms`, `100us` or `5ns`"
+            ))
+        }
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in `{text}`; use ns, us, ms, s, m or h"
+            ))
+        }
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration; write e.g. `30s` or `250ms`"))?;
+    if !value.is_finite() || value < 0.0 {
+        return Err(format!("duration `{text}` must not be negative"));
+    }
+    let ns = value * scale_ns;
+    if ns > u64::MAX as f64 {
+        return Err(format!("duration `{text}` is too long"));
+    }
+    Ok(Duration::from_nanos(ns.round() as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_in_human_forms() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("100us"), Ok(Duration::from_micros(100)));
+        assert_eq!(parse_duration("7ns"), Ok(Duration::from_nanos(7)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
+        assert!(parse_duration("30").unwrap_err().contains("no unit"));
+        assert!(parse_duration("3 weeks").is_err());
+        assert!(parse_duration("-1s").unwrap_err().contains("negative"));
+        assert!(parse_duration("abc").is_err());
+    }
+}

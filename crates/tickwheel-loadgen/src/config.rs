@@ -1,0 +1,198 @@
+//! The validated run configuration: what `run` and `compare` pass down to every driver.
+//!
+//! Every check happens here, before any load is generated, so bad input fails at once with a
+//! message naming the flag (exit 2).
+
+use std::fs;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tickwheel::Kind;
+
+use crate::args::{ClockArg, LoadArgs};
+use crate::error::Error;
+use crate::gate::Thresholds;
+
+/// The clock a run is driven by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Clock {
+    /// Discrete-event time; lateness in ticks.
+    Virtual,
+    /// The monotonic clock; lateness in nanoseconds.
+    Real,
+}
+
+impl Clock {
+    /// The name used in reports.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Clock::Virtual => "virtual",
+            Clock::Real => "real",
+        }
+    }
+}
+
+/// The workload: an open-loop model of a server's connections (DESIGN §7).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Workload {
+    /// Open connections, each with one idle timer; at least 1.
+    pub(crate) connections: u32,
+    /// Requests per second over all connections; finite and positive.
+    pub(crate) rate: f64,
+    /// Run length; at least one tick.
+    pub(crate) duration: Duration,
+    /// Idle timeout, reset on every request of its connection; positive.
+    pub(crate) idle_timeout: Duration,
+    /// Request deadline, cancelled by the response; positive.
+    pub(crate) request_timeout: Duration,
+    /// Share of responses slower than `request_timeout`, in [0, 1].
+    pub(crate) slow_fraction: f64,
+    /// One tick of the timers; at least 1 ns.
+    pub(crate) tick: Duration,
+    /// Seed of the event generator.
+    pub(crate) seed: u64,
+}
+
+impl Workload {
+    /// Nanoseconds per tick (at least 1).
+    pub(crate) fn tick_ns(&self) -> u64 {
+        nanos(self.tick).max(1)
+    }
+}
+
+/// Defaults that depend on the clock: a virtual run is fast and large, a real one short.
+struct ClockDefaults {
+    connections: u64,
+    rate: f64,
+    duration: Duration,
+}
+
+const VIRTUAL_DEFAULTS: ClockDefaults = ClockDefaults {
+    connections: 100_000,
+    rate: 200_000.0,
+    duration: Duration::from_secs(30),
+};
+
+const REAL_DEFAULTS: ClockDefaults = ClockDefaults {
+    connections: 10_000,
+    rate: 20_000.0,
+    duration: Duration::from_secs(3),
+};
+
+/// A validated `run` or `compare`.
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    /// `run` or `compare`, for the report.
+    pub(crate) command: &'static str,
+    /// The implementations to drive, in report order.
+    pub(crate) kinds: Vec<Kind>,
+    /// The clock.
+    pub(crate) clock: Clock,
+    /// The workload every implementation gets.
+    pub(crate) workload: Workload,
+    /// Where the reports go (created if missing; checked writable before the run).
+    pub(crate) out: PathBuf,
+    /// The CI gate.
+    pub(crate) thresholds: Thresholds,
+    /// Show a progress bar (stderr is a terminal).
+    pub(crate) progress: bool,
+}
+
+impl Config {
+    /// Validates the flags.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the first bad flag; [`Error::Io`] when `--out` cannot be written.
+    pub(crate) fn new(
+        command: &'static str,
+        kinds: Vec<Kind>,
+        args: &LoadArgs,
+        progress: bool,
+    ) -> Result<Self, Error> {
+        let clock = match args.clock {
+            ClockArg::Virtual => Clock::Virtual,
+            ClockArg::Real => Clock::Real,
+        };
+        let defaults = match clock {
+            Clock::Virtual => VIRTUAL_DEFAULTS,
+            Clock::Real => REAL_DEFAULTS,
+        };
+        let connections = args.connections.unwrap_or(defaults.connections);
+        if connections == 0 || connections > u64::from(MAX_CONNECTIONS) {
+            return Err(Error::Input(format!(
+                "--connections must be in 1..={MAX_CONNECTIONS}, got {connections}"
+            )));
+        }
+        let rate = args.rate.unwrap_or(defaults.rate);
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(Error::Input(format!(
+                "--rate must be a positive number of requests per second, got {rate}"
+            )));
+        }
+        if args.tick.is_zero() {
+            return Err(Error::Input("--tick must be at least 1ns, got 0".into()));
+        }
+        let duration = args.duration.unwrap_or(defaults.duration);
+        if duration < args.tick {
+            return Err(Error::Input(format!(
+                "--duration {duration:?} is shorter than one --tick ({:?}); nothing could be measured",
+                args.tick
+            )));
+        }
+        for (flag, timeout) in [
+            ("--idle-timeout", args.idle_timeout),
+            ("--request-timeout", args.request_timeout),
+        ] {
+            if timeout.is_zero() {
+                return Err(Error::Input(format!(
+                    "{flag} must be positive, got 0 (a zero timeout fires at once)"
+                )));
+            }
+        }
+        if !(0.0..=1.0).contains(&args.slow_fraction) {
+            return Err(Error::Input(format!(
+                "--slow-fraction is a share of responses and must be in [0, 1], got {}",
+                args.slow_fraction
+            )));
+        }
+        let thresholds = Thresholds::parse(&args.max_lateness, &args.max_cost)?;
+        check_writable(&args.out)?;
+        Ok(Self {
+            command,
+            kinds,
+            clock,
+            workload: Workload {
+                connections: connections as u32,
+                rate,
+                duration,
+                idle_timeout: args.idle_timeout,
+                request_timeout: args.request_timeout,
+                slow_fraction: args.slow_fraction,
+                tick: args.tick,
+                seed: args.seed,
+            },
+            out: args.out.clone(),
+            thresholds,
+            progress,
+        })
+    }
+}
+
+/// The most connections a run may model: connection ids share a `u64` payload with a flag bit,
+/// and the per-connection table must fit in memory.
+pub(crate) const MAX_CONNECTIONS: u32 = 100_000_000;
+
+/// Nanoseconds in `d`, saturating at `u64::MAX`.
+pub(crate) fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Creates `dir` if needed and proves a file can be written there, so an unwritable `--out`
+/// fails before the run rather than after a minute of load.
+fn check_writable(dir: &PathBuf) -> Result<(), Error> {
+    fs::create_dir_all(dir).map_err(|e| Error::io("creating --out directory", dir, e))?;
+    let probe = dir.join(".tickwheel-loadgen-write-test");
+    fs::write(&probe, b"ok").map_err(|e| Error::io("writing to --out directory", dir, e))?;
+    fs::remove_file(&probe).map_err(|e| Error::io("removing", &probe, e))?;
+    Ok(())
+}

@@ -1,0 +1,273 @@
+//! The CI gate: thresholds from the command line, and the checks every run must pass.
+//!
+//! A run fails (exit 1) when any of these holds; the table lists each failure:
+//! - a timer fired early (always checked);
+//! - the accounting does not balance: scheduled ≠ fired + cancelled + overdue + pending (always);
+//! - on the virtual clock, implementations disagree on scheduled / cancelled / reset / fired
+//!   counts for the same seed (always);
+//! - a `--max-lateness PCT=DURATION` or `--max-cost OP.STAT=DURATION` line is crossed.
+//!   Virtual-clock lateness, in ticks, is compared as ticks × tick length.
+
+use std::time::Duration;
+
+use crate::args::parse_duration;
+use crate::config::nanos;
+use crate::error::Error;
+use crate::report::json::{Percentiles, Report, ResultJson};
+
+/// A lateness statistic a threshold can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LatenessStat {
+    /// Median.
+    P50,
+    /// 90th percentile.
+    P90,
+    /// 99th percentile.
+    P99,
+    /// 99.9th percentile.
+    P999,
+    /// 99.99th percentile.
+    P9999,
+    /// Largest value.
+    Max,
+}
+
+impl LatenessStat {
+    fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "p50" => Self::P50,
+            "p90" => Self::P90,
+            "p99" => Self::P99,
+            "p99.9" | "p999" => Self::P999,
+            "p99.99" | "p9999" => Self::P9999,
+            "max" => Self::Max,
+            _ => return None,
+        })
+    }
+
+    fn of(self, p: &Percentiles) -> u64 {
+        match self {
+            Self::P50 => p.p50,
+            Self::P90 => p.p90,
+            Self::P99 => p.p99,
+            Self::P999 => p.p999,
+            Self::P9999 => p.p9999,
+            Self::Max => p.max,
+        }
+    }
+}
+
+/// A cost statistic a threshold can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CostStat {
+    /// Median.
+    P50,
+    /// 99th percentile.
+    P99,
+    /// Largest sample.
+    Max,
+}
+
+/// One threshold line.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Threshold {
+    /// Lateness statistic at most this long.
+    Lateness {
+        /// The flag as written, for messages.
+        label: String,
+        /// Which statistic.
+        stat: LatenessStat,
+        /// The line.
+        limit: Duration,
+    },
+    /// Cost of one operation at most this long.
+    Cost {
+        /// The flag as written, for messages.
+        label: String,
+        /// insert, cancel, reset or fire.
+        op: String,
+        /// Which statistic.
+        stat: CostStat,
+        /// The line.
+        limit: Duration,
+    },
+}
+
+/// Every threshold of a run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Thresholds {
+    /// In the order given.
+    pub(crate) lines: Vec<Threshold>,
+}
+
+impl Thresholds {
+    /// Parses `--max-lateness` and `--max-cost` values.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the value and the accepted form.
+    pub(crate) fn parse(lateness: &[String], cost: &[String]) -> Result<Self, Error> {
+        let mut lines = Vec::new();
+        for text in lateness {
+            let bad = || {
+                Error::Input(format!(
+                    "--max-lateness `{text}`: expected PCT=DURATION with PCT one of p50, p90, \
+                     p99, p99.9, p99.99, max (e.g. p99.9=5ms)"
+                ))
+            };
+            let (stat, limit) = text.split_once('=').ok_or_else(bad)?;
+            let stat = LatenessStat::parse(stat.trim()).ok_or_else(bad)?;
+            let limit = parse_duration(limit)
+                .map_err(|e| Error::Input(format!("--max-lateness `{text}`: {e}")))?;
+            lines.push(Threshold::Lateness {
+                label: text.clone(),
+                stat,
+                limit,
+            });
+        }
+        for text in cost {
+            let bad = || {
+                Error::Input(format!(
+                    "--max-cost `{text}`: expected OP.STAT=DURATION with OP one of insert, \
+                     cancel, reset, fire and STAT one of p50, p99, max (e.g. insert.p99=200ns)"
+                ))
+            };
+            let (name, limit) = text.split_once('=').ok_or_else(bad)?;
+            let (op, stat) = name.trim().split_once('.').ok_or_else(bad)?;
+            if !["insert", "cancel", "reset", "fire"].contains(&op) {
+                return Err(bad());
+            }
+            let stat = match stat {
+                "p50" => CostStat::P50,
+                "p99" => CostStat::P99,
+                "max" => CostStat::Max,
+                _ => return Err(bad()),
+            };
+            let limit = parse_duration(limit)
+                .map_err(|e| Error::Input(format!("--max-cost `{text}`: {e}")))?;
+            lines.push(Threshold::Cost {
+                label: text.clone(),
+                op: op.to_string(),
+                stat,
+                limit,
+            });
+        }
+        Ok(Self { lines })
+    }
+}
+
+/// Every failure of a run, as sentences for the table and the JSON.
+pub(crate) fn failures(report: &Report, thresholds: &Thresholds) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in &report.results {
+        if r.early_fires > 0 {
+            out.push(format!(
+                "{}: {} early fires (must be 0)",
+                r.timer, r.early_fires
+            ));
+        }
+        let ended = r.fired + r.cancelled + r.overdue_at_end + r.pending_at_end;
+        if r.scheduled != ended {
+            out.push(format!(
+                "{}: scheduled {} != fired + cancelled + overdue + pending = {ended}",
+                r.timer, r.scheduled
+            ));
+        }
+        for line in &thresholds.lines {
+            if let Some(message) = crossed(r, line, report.workload.tick_ns) {
+                out.push(message);
+            }
+        }
+    }
+    if report.clock == "virtual" {
+        if let Some(first) = report.results.first() {
+            let counts = |r: &ResultJson| (r.scheduled, r.cancelled, r.reset, r.fired);
+            for r in &report.results[1..] {
+                if counts(r) != counts(first) {
+                    out.push(format!(
+                        "counts differ for the same seed: {} scheduled/cancelled/reset/fired = \
+                         {:?}, {} = {:?}",
+                        first.timer,
+                        counts(first),
+                        r.timer,
+                        counts(r)
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn crossed(r: &ResultJson, line: &Threshold, tick_ns: u64) -> Option<String> {
+    match line {
+        Threshold::Lateness { label, stat, limit } => {
+            let raw = stat.of(&r.lateness.percentiles);
+            let ns = if r.lateness.unit == "ticks" {
+                raw.saturating_mul(tick_ns)
+            } else {
+                raw
+            };
+            (ns > nanos(*limit)).then(|| {
+                format!(
+                    "{}: lateness {} crossed --max-lateness {label}",
+                    r.timer,
+                    crate::report::table::human_ns(ns as f64)
+                )
+            })
+        }
+        Threshold::Cost {
+            label,
+            op,
+            stat,
+            limit,
+        } => {
+            let cost = r.cost.get(op)?;
+            let ns = match stat {
+                CostStat::P50 => cost.p50,
+                CostStat::P99 => cost.p99,
+                CostStat::Max => cost.max,
+            };
+            (ns > nanos(*limit)).then(|| {
+                format!(
+                    "{}: {op} cost {} crossed --max-cost {label}",
+                    r.timer,
+                    crate::report::table::human_ns(ns as f64)
+                )
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_lines_and_refuses_bad_ones() {
+        let t = Thresholds::parse(
+            &["p99.9=5ms".into(), "max=1s".into()],
+            &["insert.p99=200ns".into()],
+        )
+        .unwrap();
+        assert_eq!(t.lines.len(), 3);
+        assert_eq!(
+            t.lines[0],
+            Threshold::Lateness {
+                label: "p99.9=5ms".into(),
+                stat: LatenessStat::P999,
+                limit: Duration::from_millis(5)
+            }
+        );
+        for bad in ["p42=1ms", "p99", "p99=fast", "p99=5"] {
+            assert!(Thresholds::parse(&[bad.into()], &[]).is_err(), "{bad}");
+        }
+        for bad in [
+            "insert=1ms",
+            "sort.p99=1ms",
+            "insert.p90=1ms",
+            "insert.p99=1",
+        ] {
+            assert!(Thresholds::parse(&[], &[bad.into()]).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,425 @@
+//! Measurement: histograms that never panic, the sampled cost of each timer call, memory.
+//!
+//! - [`Hist`] records with saturating writes: a value above its range is recorded as the
+//!   range's top and counted in `clamped`, so a wild value can neither panic nor vanish.
+//! - [`Probe`] wraps the timer under test. Every call is counted; **one call in
+//!   [`SAMPLE_EVERY`] of each operation is timed** with two `Instant::now()` readings, and the
+//!   clock's own cost (the median of back-to-back readings, measured at start) is subtracted,
+//!   saturating at 0. Sampling keeps the measuring overhead near 1/16 of a clock reading per call.
+//! - Lateness and cost are also collected per interval (one second of run time) for the `.hlog`,
+//!   each interval stored compressed (V2 + DEFLATE) as soon as it closes.
+//! - Peak RSS is the kernel's `VmHWM` for this process, reset before each implementation through
+//!   `/proc/self/clear_refs` where the kernel allows it.
+
+use std::time::{Duration, Instant};
+
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use tickwheel::{Expired, InsertError, StaleKeyError, Tick, Timer, TimerKey};
+
+/// Largest lateness recorded exactly: one hour in nanoseconds (or that many ticks).
+pub(crate) const LATENESS_MAX: u64 = 3_600_000_000_000;
+/// Largest cost recorded exactly: ten seconds in nanoseconds.
+pub(crate) const COST_MAX: u64 = 10_000_000_000;
+/// Significant digits of every histogram.
+pub(crate) const SIGFIG: u8 = 3;
+/// One call in this many of each operation is timed.
+pub(crate) const SAMPLE_EVERY: u32 = 16;
+
+/// A histogram with a fixed range whose `record` never fails.
+#[derive(Clone, Debug)]
+pub(crate) struct Hist {
+    /// The recorded values.
+    pub(crate) hist: Histogram<u64>,
+    /// Values above the range, recorded as its top.
+    pub(crate) clamped: u64,
+}
+
+impl Hist {
+    /// An empty histogram for values in `0..=high`.
+    pub(crate) fn new(high: u64) -> Self {
+        Self {
+            hist: new_histogram(high),
+            clamped: 0,
+        }
+    }
+
+    /// Records `value`, clamping it to the range (and counting it) when it is above.
+    #[inline]
+    pub(crate) fn record(&mut self, value: u64) {
+        if value > self.hist.high() {
+            self.clamped += 1;
+        }
+        self.hist.saturating_record(value);
+    }
+
+    /// Values recorded.
+    pub(crate) fn count(&self) -> u64 {
+        self.hist.len()
+    }
+
+    /// The value at quantile `q` (0 when empty).
+    pub(crate) fn quantile(&self, q: f64) -> u64 {
+        if self.hist.is_empty() {
+            0
+        } else {
+            self.hist.value_at_quantile(q)
+        }
+    }
+
+    /// The largest value recorded (0 when empty).
+    pub(crate) fn max(&self) -> u64 {
+        if self.hist.is_empty() {
+            0
+        } else {
+            self.hist.max()
+        }
+    }
+
+    /// The mean (0 when empty, never NaN).
+    pub(crate) fn mean(&self) -> f64 {
+        let mean = self.hist.mean();
+        if mean.is_finite() {
+            mean
+        } else {
+            0.0
+        }
+    }
+}
+
+/// A histogram for values in `0..=high` with [`SIGFIG`] significant digits.
+pub(crate) fn new_histogram(high: u64) -> Histogram<u64> {
+    Histogram::new_with_bounds(1, high.max(2), SIGFIG).expect("1 < high and SIGFIG <= 5")
+}
+
+/// The operations whose cost is sampled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// `insert`.
+    Insert = 0,
+    /// `cancel` (of a pending timer, or a miss on a key that fired).
+    Cancel = 1,
+    /// `reset`.
+    Reset = 2,
+    /// A `poll` that returned a timer.
+    Fire = 3,
+    /// A `poll` that returned nothing, and `next_deadline`.
+    Idle = 4,
+}
+
+/// One closed interval of a series, compressed.
+#[derive(Clone, Debug)]
+pub(crate) struct Interval {
+    /// Start, from the start of the run.
+    pub(crate) start: Duration,
+    /// Length (one second, or less for the last one).
+    pub(crate) length: Duration,
+    /// The interval's histogram, V2 + DEFLATE encoded.
+    pub(crate) encoded: Vec<u8>,
+}
+
+/// A histogram of the current interval plus the closed ones, encoded.
+pub(crate) struct Intervals {
+    current: Histogram<u64>,
+    started: Duration,
+    closed: Vec<Interval>,
+    serializer: V2DeflateSerializer,
+}
+
+impl Intervals {
+    /// An empty series for values in `0..=high`, starting at run time 0.
+    pub(crate) fn new(high: u64) -> Self {
+        Self {
+            current: new_histogram(high),
+            started: Duration::ZERO,
+            closed: Vec::new(),
+            serializer: V2DeflateSerializer::new(),
+        }
+    }
+
+    /// Records into the current interval (values above the range are clamped; [`Hist`] counts
+    /// them).
+    #[inline]
+    pub(crate) fn record(&mut self, value: u64) {
+        self.current.saturating_record(value);
+    }
+
+    /// Closes the current interval at run time `at` and starts the next one there.
+    pub(crate) fn close(&mut self, at: Duration) {
+        let mut encoded = Vec::new();
+        // Serializing into a Vec cannot fail for a histogram within its own bounds.
+        if self
+            .serializer
+            .serialize(&self.current, &mut encoded)
+            .is_ok()
+        {
+            self.closed.push(Interval {
+                start: self.started,
+                length: at.saturating_sub(self.started),
+                encoded,
+            });
+        }
+        self.current.reset();
+        self.started = at;
+    }
+
+    /// The start of the interval being recorded.
+    pub(crate) fn current_start(&self) -> Duration {
+        self.started
+    }
+
+    /// Every closed interval, in time order.
+    pub(crate) fn into_closed(self) -> Vec<Interval> {
+        self.closed
+    }
+}
+
+/// Counts of the calls made through a [`Probe`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Calls {
+    /// Successful inserts.
+    pub(crate) inserted: u64,
+    /// Cancels that returned the payload.
+    pub(crate) cancelled: u64,
+    /// Cancels of a key whose timer had already fired.
+    pub(crate) cancel_misses: u64,
+    /// Successful resets.
+    pub(crate) reset: u64,
+    /// Timers returned by poll.
+    pub(crate) fired: u64,
+    /// Polls that returned nothing, plus `next_deadline` calls.
+    pub(crate) idle: u64,
+}
+
+impl Calls {
+    /// Every timer call made.
+    pub(crate) fn total(&self) -> u64 {
+        self.inserted + self.cancelled + self.cancel_misses + self.reset + self.fired + self.idle
+    }
+}
+
+/// The timer under test, with every call counted and one in [`SAMPLE_EVERY`] timed.
+pub(crate) struct Probe<X> {
+    timer: X,
+    overhead_ns: u64,
+    samples: [u32; 5],
+    /// Calls made so far.
+    pub(crate) calls: Calls,
+    /// Sampled cost per operation, in nanoseconds, indexed by [`Op`].
+    pub(crate) cost: [Hist; 5],
+    /// Sampled cost of every operation, per interval.
+    pub(crate) cost_intervals: Intervals,
+}
+
+impl<X: Timer<u64>> Probe<X> {
+    /// Wraps `timer`; `overhead_ns` is subtracted from each timed call (see
+    /// [`clock_overhead_ns`]).
+    pub(crate) fn new(timer: X, overhead_ns: u64) -> Self {
+        Self {
+            timer,
+            overhead_ns,
+            samples: [0; 5],
+            calls: Calls::default(),
+            cost: std::array::from_fn(|_| Hist::new(COST_MAX)),
+            cost_intervals: Intervals::new(COST_MAX),
+        }
+    }
+
+    /// The timer, for read-only questions that are not measured (`len`, `stats`, ...).
+    pub(crate) fn timer(&self) -> &X {
+        &self.timer
+    }
+
+    /// The timer, to drain it at the end.
+    pub(crate) fn timer_mut(&mut self) -> &mut X {
+        &mut self.timer
+    }
+
+    #[inline]
+    fn sample(&mut self, op: Op) -> bool {
+        let n = &mut self.samples[op as usize];
+        *n = n.wrapping_add(1);
+        *n % SAMPLE_EVERY == 0
+    }
+
+    #[inline]
+    fn record(&mut self, op: Op, started: Instant) {
+        let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let ns = ns.saturating_sub(self.overhead_ns);
+        self.cost[op as usize].record(ns);
+        self.cost_intervals.record(ns);
+    }
+
+    /// `insert`, counted and sampled.
+    #[inline]
+    pub(crate) fn insert(
+        &mut self,
+        deadline: Tick,
+        payload: u64,
+    ) -> Result<TimerKey, InsertError<u64>> {
+        let result = if self.sample(Op::Insert) {
+            let started = Instant::now();
+            let result = self.timer.insert(deadline, payload);
+            self.record(Op::Insert, started);
+            result
+        } else {
+            self.timer.insert(deadline, payload)
+        };
+        if result.is_ok() {
+            self.calls.inserted += 1;
+        }
+        result
+    }
+
+    /// `cancel`, counted and sampled; `None` when the timer had already fired.
+    #[inline]
+    pub(crate) fn cancel(&mut self, key: TimerKey) -> Option<u64> {
+        let result = if self.sample(Op::Cancel) {
+            let started = Instant::now();
+            let result = self.timer.cancel(key);
+            self.record(Op::Cancel, started);
+            result
+        } else {
+            self.timer.cancel(key)
+        };
+        match result {
+            Some(_) => self.calls.cancelled += 1,
+            None => self.calls.cancel_misses += 1,
+        }
+        result
+    }
+
+    /// `reset`, counted and sampled.
+    #[inline]
+    pub(crate) fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
+        let result = if self.sample(Op::Reset) {
+            let started = Instant::now();
+            let result = self.timer.reset(key, deadline);
+            self.record(Op::Reset, started);
+            result
+        } else {
+            self.timer.reset(key, deadline)
+        };
+        if result.is_ok() {
+            self.calls.reset += 1;
+        }
+        result
+    }
+
+    /// `poll`, counted and sampled: a returned timer counts as a fire, nothing as idle.
+    #[inline]
+    pub(crate) fn poll(&mut self, now: Tick) -> Option<Expired<u64>> {
+        let result = if self.sample(Op::Fire) {
+            let started = Instant::now();
+            let result = self.timer.poll(now);
+            self.record(if result.is_some() { Op::Fire } else { Op::Idle }, started);
+            result
+        } else {
+            self.timer.poll(now)
+        };
+        match result {
+            Some(_) => self.calls.fired += 1,
+            None => self.calls.idle += 1,
+        }
+        result
+    }
+
+    /// `next_deadline`, counted as idle work and sampled.
+    #[inline]
+    pub(crate) fn next_deadline(&mut self) -> Option<Tick> {
+        self.calls.idle += 1;
+        if self.sample(Op::Idle) {
+            let started = Instant::now();
+            let result = self.timer.next_deadline();
+            self.record(Op::Idle, started);
+            result
+        } else {
+            self.timer.next_deadline()
+        }
+    }
+
+    /// Estimated time spent inside the timer: per operation, the mean sampled cost times the
+    /// number of calls.
+    pub(crate) fn estimated_busy(&self) -> Duration {
+        let c = &self.calls;
+        let counts = [
+            c.inserted,
+            c.cancelled + c.cancel_misses,
+            c.reset,
+            c.fired,
+            c.idle,
+        ];
+        let ns: f64 = counts
+            .iter()
+            .zip(&self.cost)
+            .map(|(&n, h)| n as f64 * h.mean())
+            .sum();
+        Duration::from_nanos(ns as u64)
+    }
+}
+
+/// The cost of timing nothing: the median of many back-to-back `Instant` readings, in ns.
+pub(crate) fn clock_overhead_ns() -> u64 {
+    let mut samples: Vec<u64> = (0..10_001)
+        .map(|_| {
+            let started = Instant::now();
+            u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX)
+        })
+        .collect();
+    samples.sort_unstable();
+    samples[samples.len() / 2]
+}
+
+/// Resets the kernel's peak-RSS mark for this process (Linux `clear_refs` value 5). Best
+/// effort: elsewhere the peak covers the whole process so far.
+pub(crate) fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// The process's peak resident set size in bytes (`VmHWM`), or `None` off Linux.
+pub(crate) fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .map(|kb| kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_clamps_and_counts_instead_of_panicking() {
+        let mut h = Hist::new(1_000);
+        h.record(0);
+        h.record(5);
+        h.record(u64::MAX);
+        h.record(1_000_000);
+        assert_eq!(h.count(), 4);
+        assert_eq!(h.clamped, 2);
+        assert!(h.max() >= 1_000 && h.max() < 1_100);
+    }
+
+    #[test]
+    fn empty_histogram_has_no_nan() {
+        let h = Hist::new(COST_MAX);
+        assert_eq!((h.quantile(0.99), h.max(), h.count()), (0, 0, 0));
+        assert_eq!(h.mean(), 0.0);
+    }
+
+    #[test]
+    fn peak_rss_is_readable_on_linux() {
+        reset_peak_rss();
+        if cfg!(target_os = "linux") {
+            assert!(peak_rss_bytes().unwrap() > 0);
+        }
+    }
+}

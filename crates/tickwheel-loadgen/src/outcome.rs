@@ -1,0 +1,108 @@
+//! What one implementation's run produced: counts, histograms, memory. The reports and the gate
+//! read only this.
+
+use std::time::Duration;
+
+use tickwheel::Stats;
+
+use crate::config::Clock;
+use crate::measure::{Hist, Interval};
+
+/// The result of driving one implementation.
+#[derive(Clone, Debug)]
+pub(crate) struct Outcome {
+    /// The implementation's short name.
+    pub(crate) timer: &'static str,
+    /// The clock that drove it.
+    pub(crate) clock: Clock,
+    /// Requests handled.
+    pub(crate) arrivals: u64,
+    /// Requests whose intended time fell within the run (real clock: more than `arrivals` when
+    /// the loop fell behind).
+    pub(crate) arrivals_intended: u64,
+    /// Timers inserted (initial idle timers, reopened connections, request deadlines).
+    pub(crate) scheduled: u64,
+    /// Timers cancelled (responses in time).
+    pub(crate) cancelled: u64,
+    /// Responses whose deadline had already fired (their cancel missed).
+    pub(crate) late_responses: u64,
+    /// Idle timers pushed later.
+    pub(crate) reset: u64,
+    /// Timers fired.
+    pub(crate) fired: u64,
+    /// Of `fired`: idle timeouts.
+    pub(crate) idle_fired: u64,
+    /// Of `fired`: request timeouts.
+    pub(crate) request_fired: u64,
+    /// Fires before the deadline (must be 0).
+    pub(crate) early_fires: u64,
+    /// Timers due by the end of the run that had not fired (recorded, never dropped).
+    pub(crate) overdue_at_end: u64,
+    /// Timers not yet due at the end.
+    pub(crate) pending_at_end: u64,
+    /// Every call into the timer.
+    pub(crate) timer_calls: u64,
+    /// Estimated time spent inside the timer (sampled mean cost × calls, per operation).
+    pub(crate) busy: Duration,
+    /// Run time: the virtual duration, or the real loop's elapsed time.
+    pub(crate) run_time: Duration,
+    /// Wall-clock time of the whole run, generator and bookkeeping included.
+    pub(crate) wall: Duration,
+    /// Sampled cost per operation in ns, indexed by [`Op`](crate::measure::Op).
+    pub(crate) cost: [Hist; 5],
+    /// Sampled cost of every operation, per second of run time.
+    pub(crate) cost_intervals: Vec<Interval>,
+    /// Lateness of every fire: ticks (virtual) or ns (real).
+    pub(crate) lateness: Hist,
+    /// Lateness per second of run time.
+    pub(crate) lateness_intervals: Vec<Interval>,
+    /// Real clock: how late arrivals were handled after their intended time, in ns.
+    pub(crate) arrival_lag: Option<Hist>,
+    /// Most timers pending at once.
+    pub(crate) peak_live: u64,
+    /// The timer's `allocated_bytes()` at that peak.
+    pub(crate) allocated_at_peak: u64,
+    /// The process's peak RSS during this run (`VmHWM`), when known.
+    pub(crate) peak_rss_bytes: Option<u64>,
+    /// The implementation's own work counters.
+    pub(crate) stats: Stats,
+}
+
+impl Outcome {
+    /// Timer calls per second of estimated time inside the timer.
+    pub(crate) fn ops_per_sec(&self) -> f64 {
+        let busy = self.busy.as_secs_f64();
+        if busy > 0.0 {
+            self.timer_calls as f64 / busy
+        } else {
+            0.0
+        }
+    }
+
+    /// The timer's own heap bytes per live timer at the peak live count.
+    pub(crate) fn bytes_per_timer(&self) -> f64 {
+        if self.peak_live == 0 {
+            0.0
+        } else {
+            self.allocated_at_peak as f64 / self.peak_live as f64
+        }
+    }
+
+    /// Requests handled per second of run time.
+    pub(crate) fn achieved_rate(&self) -> f64 {
+        let secs = self.run_time.as_secs_f64();
+        if secs > 0.0 {
+            self.arrivals as f64 / secs
+        } else {
+            0.0
+        }
+    }
+
+    /// The unit lateness is recorded in.
+    pub(crate) fn lateness_unit(&self) -> &'static str {
+        match self.clock {
+            Clock::Virtual => "ticks",
+            Clock::Real => "ns",
+        }
+    }
+}

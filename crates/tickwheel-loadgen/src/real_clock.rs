@@ -1,0 +1,150 @@
+//! The real-clock driver: the timer inside an event loop on the monotonic clock.
+//!
+//! The loop handles every arrival and response whose intended instant has passed, polls the
+//! timer at the current tick ([`TickClock::now_tick`], rounding down), then sleeps until the
+//! earliest of the next arrival, the next response and `next_deadline()`.
+//!
+//! Every instant is the *intended* one: a request's deadline is its intended arrival plus the
+//! timeout, even when the loop handles the arrival late, so a stalled loop shows up as lateness
+//! instead of hiding itself (no coordinated omission). Lateness is the instant `poll` returned
+//! the timer minus its intended deadline instant, in nanoseconds. How late arrivals were handled
+//! is kept too, and arrivals still waiting when the run ends are reported as a rate shortfall.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use indicatif::ProgressBar;
+use tickwheel::{TickClock, Timer};
+
+use crate::config::{nanos, Clock, Workload};
+use crate::error::Error;
+use crate::measure::{Hist, LATENESS_MAX};
+use crate::outcome::Outcome;
+use crate::server::Server;
+use crate::workload::Generator;
+
+/// Runs `workload` against `timer` in real time.
+///
+/// # Errors
+/// [`Error::Input`] for a tick the clock refuses; [`Error::Contract`] when the timer breaks its
+/// contract in a way the loop cannot go on from.
+pub(crate) fn run<X: Timer<u64>>(
+    timer: X,
+    workload: &Workload,
+    overhead_ns: u64,
+    progress: &ProgressBar,
+) -> Result<Outcome, Error> {
+    let wall = Instant::now();
+    let tick_ns = workload.tick_ns();
+    let mut server = Server::open(timer, workload, overhead_ns)?;
+    let mut generator = Generator::new(workload);
+    let mut arrival = generator.next_arrival();
+    let mut lag = Hist::new(LATENESS_MAX);
+    let clock = TickClock::new(workload.tick).map_err(|e| Error::Input(e.to_string()))?;
+    let origin = clock.origin();
+    let end = origin + workload.duration;
+    progress.set_length(nanos(workload.duration) / 1_000_000);
+    let mut last_progress = origin;
+    let mut now = Instant::now();
+    while now < end {
+        let now_ns = nanos(now - origin);
+        // Responses and arrivals whose intended time has passed, in time order.
+        loop {
+            let response_ns = server.next_response_ns().filter(|&t| t <= now_ns);
+            let arrival_ns = arrival.map(|a| a.at_ns).filter(|&t| t <= now_ns);
+            match (response_ns, arrival_ns) {
+                (Some(r), Some(a)) if r <= a => server.respond(),
+                (Some(_), None) => server.respond(),
+                (_, Some(a)) => {
+                    lag.record(now_ns - a);
+                    if let Some(next) = arrival {
+                        server.arrive(next)?;
+                    }
+                    arrival = generator.next_arrival();
+                }
+                (None, None) => break,
+            }
+        }
+        let tick = clock.now_tick(now);
+        server.close_intervals(now - origin);
+        while let Some(expired) = server.probe.poll(tick) {
+            let fired_ns = nanos(Instant::now() - origin);
+            let lateness = fired_ns.checked_sub(server.due_ns(&expired));
+            let lateness = lateness.filter(|_| tick >= expired.deadline);
+            server.fired(&expired, lateness)?;
+        }
+        // Sleep until the next thing to do (never past the end).
+        let wake_ns = [
+            arrival.map(|a| a.at_ns),
+            server.next_response_ns(),
+            server
+                .probe
+                .next_deadline()
+                .map(|d| d.max(tick + 1).saturating_mul(tick_ns)),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let wake = wake_ns
+            .and_then(|ns| origin.checked_add(Duration::from_nanos(ns)))
+            .map_or(end, |w| w.min(end));
+        let before = Instant::now();
+        if wake > before {
+            thread::sleep(wake - before);
+        }
+        now = Instant::now();
+        if now.duration_since(last_progress) >= Duration::from_millis(100) {
+            progress.set_position(nanos(now - origin) / 1_000_000);
+            last_progress = now;
+        }
+    }
+    // Arrivals whose intended time fell within the run but were never handled.
+    let mut intended = server.arrivals;
+    let end_ns = nanos(workload.duration);
+    while let Some(a) = arrival.filter(|a| a.at_ns <= end_ns) {
+        intended += 1;
+        let _ = a;
+        arrival = generator.next_arrival();
+    }
+    let stopped = Instant::now();
+    let final_tick = clock.now_tick(stopped);
+    let run_time = stopped - origin;
+    let mut outcome = server.finish(Clock::Real, final_tick, run_time, wall);
+    outcome.arrival_lag = Some(lag);
+    outcome.arrivals_intended = intended;
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tickwheel::{Kind, Options};
+
+    #[test]
+    fn real_run_keeps_strict_invariants() {
+        let w = Workload {
+            connections: 500,
+            rate: 5_000.0,
+            duration: Duration::from_millis(600),
+            idle_timeout: Duration::from_millis(200),
+            request_timeout: Duration::from_millis(20),
+            slow_fraction: 0.1,
+            tick: Duration::from_millis(1),
+            seed: 3,
+        };
+        for kind in Kind::ALL {
+            let timer = kind.build::<u64>(Options::new()).unwrap();
+            let o = run(timer, &w, 0, &ProgressBar::hidden()).unwrap();
+            assert_eq!(o.early_fires, 0, "{kind}");
+            assert_eq!(
+                o.scheduled,
+                o.fired + o.cancelled + o.overdue_at_end + o.pending_at_end,
+                "{kind}"
+            );
+            assert!(o.fired > 0 && o.arrivals > 1_000, "{kind}: {o:?}");
+            // Generous: a loaded machine may stall, but not for seconds.
+            assert!(o.lateness.max() < 2_000_000_000, "{kind}");
+            assert!(o.arrivals <= o.arrivals_intended);
+        }
+    }
+}

@@ -1,0 +1,394 @@
+//! `report.json`: the versioned summary a CI pipeline reads (and `diff` compares).
+//!
+//! Schema 1. Top level: `schema`, `tool`, `version`, `command`, `clock`, `workload` (the
+//! knobs), `timing` (how cost was sampled), `results` (one object per implementation, in run
+//! order), `passed` and `failures`. Every number is finite: an empty run reports zeros.
+
+use std::fs;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{nanos, Config};
+use crate::error::Error;
+use crate::measure::{Hist, Op, SAMPLE_EVERY};
+use crate::outcome::Outcome;
+
+/// The schema version written into every report.
+pub(crate) const SCHEMA: u32 = 1;
+
+/// The whole report.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub(crate) struct Report {
+    /// Always [`SCHEMA`].
+    pub(crate) schema: u32,
+    /// `tickwheel-loadgen`.
+    pub(crate) tool: String,
+    /// This tool's version.
+    pub(crate) version: String,
+    /// `run` or `compare`.
+    pub(crate) command: String,
+    /// `virtual` or `real`.
+    pub(crate) clock: String,
+    /// The workload every implementation got.
+    pub(crate) workload: WorkloadJson,
+    /// How cost was measured.
+    pub(crate) timing: TimingJson,
+    /// One entry per implementation.
+    pub(crate) results: Vec<ResultJson>,
+    /// No failure below.
+    pub(crate) passed: bool,
+    /// Each crossed threshold or broken check, as a sentence.
+    pub(crate) failures: Vec<String>,
+}
+
+/// The workload knobs.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub(crate) struct WorkloadJson {
+    /// Open connections.
+    pub(crate) connections: u32,
+    /// Target requests per second.
+    pub(crate) rate: f64,
+    /// Run length in seconds.
+    pub(crate) duration_secs: f64,
+    /// Idle timeout in seconds.
+    pub(crate) idle_timeout_secs: f64,
+    /// Request timeout in seconds.
+    pub(crate) request_timeout_secs: f64,
+    /// Share of responses slower than the request timeout.
+    pub(crate) slow_fraction: f64,
+    /// Tick length in nanoseconds.
+    pub(crate) tick_ns: u64,
+    /// Generator seed.
+    pub(crate) seed: u64,
+}
+
+/// How cost was measured.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub(crate) struct TimingJson {
+    /// One call in this many of each operation is timed.
+    pub(crate) sample_every: u32,
+    /// The cost of an empty `Instant` pair, subtracted from each sample.
+    pub(crate) clock_overhead_ns: u64,
+}
+
+/// Percentiles of a distribution.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub(crate) struct Percentiles {
+    /// Median.
+    pub(crate) p50: u64,
+    /// 90th percentile.
+    pub(crate) p90: u64,
+    /// 99th percentile.
+    pub(crate) p99: u64,
+    /// 99.9th percentile.
+    pub(crate) p999: u64,
+    /// 99.99th percentile.
+    pub(crate) p9999: u64,
+    /// Largest value.
+    pub(crate) max: u64,
+}
+
+/// A lateness distribution.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub(crate) struct LatenessJson {
+    /// `ticks` (virtual clock) or `ns` (real clock).
+    pub(crate) unit: String,
+    /// The percentiles, in `unit`.
+    #[serde(flatten)]
+    pub(crate) percentiles: Percentiles,
+    /// Mean, in `unit`.
+    pub(crate) mean: f64,
+    /// Values recorded (= fires on time or late).
+    pub(crate) count: u64,
+    /// Values above the histogram's range (1 h), recorded as its top.
+    pub(crate) clamped: u64,
+}
+
+/// A cost distribution of one operation, in nanoseconds, from the sampled calls.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub(crate) struct CostJson {
+    /// Median.
+    pub(crate) p50: u64,
+    /// 99th percentile.
+    pub(crate) p99: u64,
+    /// Largest sample.
+    pub(crate) max: u64,
+    /// Mean.
+    pub(crate) mean: f64,
+    /// Calls timed.
+    pub(crate) samples: u64,
+    /// Samples above 10 s, recorded as 10 s.
+    pub(crate) clamped: u64,
+}
+
+/// Cost per operation.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub(crate) struct CostsJson {
+    /// `insert`.
+    pub(crate) insert: CostJson,
+    /// `cancel`.
+    pub(crate) cancel: CostJson,
+    /// `reset`.
+    pub(crate) reset: CostJson,
+    /// A `poll` that returned a timer.
+    pub(crate) fire: CostJson,
+}
+
+impl CostsJson {
+    /// The cost of the operation named `op`.
+    pub(crate) fn get(&self, op: &str) -> Option<&CostJson> {
+        match op {
+            "insert" => Some(&self.insert),
+            "cancel" => Some(&self.cancel),
+            "reset" => Some(&self.reset),
+            "fire" => Some(&self.fire),
+            _ => None,
+        }
+    }
+}
+
+/// The implementation's own work counters.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub(crate) struct WorkJson {
+    /// Entries moved down a level (hierarchical wheel).
+    pub(crate) cascaded: u64,
+    /// Slots visited by poll (wheels).
+    pub(crate) slots_scanned: u64,
+    /// Dead entries skipped (lazy heap).
+    pub(crate) stale_skipped: u64,
+    /// Heap rebuilds (lazy heap).
+    pub(crate) compactions: u64,
+}
+
+/// One implementation's result.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub(crate) struct ResultJson {
+    /// `hashed`, `hierarchical`, `heap` or `lazy-heap`.
+    pub(crate) timer: String,
+    /// `virtual` or `real`.
+    pub(crate) clock: String,
+    /// Timers inserted.
+    pub(crate) scheduled: u64,
+    /// Timers cancelled.
+    pub(crate) cancelled: u64,
+    /// Idle timers pushed later.
+    pub(crate) reset: u64,
+    /// Timers fired.
+    pub(crate) fired: u64,
+    /// Of `fired`: idle timeouts.
+    #[serde(default)]
+    pub(crate) idle_fired: u64,
+    /// Of `fired`: request timeouts.
+    #[serde(default)]
+    pub(crate) request_fired: u64,
+    /// Responses that found their deadline already fired.
+    #[serde(default)]
+    pub(crate) late_responses: u64,
+    /// Fires before the deadline (must be 0).
+    pub(crate) early_fires: u64,
+    /// Timers due by the end that had not fired.
+    pub(crate) overdue_at_end: u64,
+    /// Timers still pending, not yet due, at the end.
+    #[serde(default)]
+    pub(crate) pending_at_end: u64,
+    /// Requests handled.
+    #[serde(default)]
+    pub(crate) arrivals: u64,
+    /// Requests whose intended time fell within the run.
+    #[serde(default)]
+    pub(crate) arrivals_intended: u64,
+    /// Target request rate per second.
+    #[serde(default)]
+    pub(crate) target_rate: f64,
+    /// Requests handled per second of run time.
+    #[serde(default)]
+    pub(crate) achieved_rate: f64,
+    /// Every call into the timer.
+    #[serde(default)]
+    pub(crate) timer_calls: u64,
+    /// Timer calls per second of (estimated) time spent inside the timer.
+    pub(crate) ops_per_sec: f64,
+    /// Estimated seconds inside the timer.
+    #[serde(default)]
+    pub(crate) busy_secs: f64,
+    /// Run time in seconds (virtual duration, or the real loop's elapsed time).
+    #[serde(default)]
+    pub(crate) run_secs: f64,
+    /// Wall-clock seconds of the whole run.
+    #[serde(default)]
+    pub(crate) wall_secs: f64,
+    /// Peak RSS of the process during this implementation's run, when known.
+    pub(crate) peak_rss_bytes: Option<u64>,
+    /// The timer's `allocated_bytes()` at its peak live count, divided by that count.
+    pub(crate) bytes_per_timer: f64,
+    /// Most timers pending at once.
+    #[serde(default)]
+    pub(crate) peak_live: u64,
+    /// Fire lateness.
+    pub(crate) lateness: LatenessJson,
+    /// Sampled cost per operation, ns.
+    #[serde(default)]
+    pub(crate) cost: CostsJson,
+    /// Real clock: how long after their intended time arrivals were handled, in ns.
+    #[serde(default)]
+    pub(crate) arrival_lag: Option<LatenessJson>,
+    /// The implementation's own work counters.
+    #[serde(default)]
+    pub(crate) work: WorkJson,
+}
+
+fn percentiles(h: &Hist) -> Percentiles {
+    Percentiles {
+        p50: h.quantile(0.5),
+        p90: h.quantile(0.9),
+        p99: h.quantile(0.99),
+        p999: h.quantile(0.999),
+        p9999: h.quantile(0.9999),
+        max: h.max(),
+    }
+}
+
+fn lateness(h: &Hist, unit: &str) -> LatenessJson {
+    LatenessJson {
+        unit: unit.into(),
+        percentiles: percentiles(h),
+        mean: h.mean(),
+        count: h.count(),
+        clamped: h.clamped,
+    }
+}
+
+fn cost(h: &Hist) -> CostJson {
+    CostJson {
+        p50: h.quantile(0.5),
+        p99: h.quantile(0.99),
+        max: h.max(),
+        mean: h.mean(),
+        samples: h.count(),
+        clamped: h.clamped,
+    }
+}
+
+fn finite(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        0.0
+    }
+}
+
+impl ResultJson {
+    /// The summary of one outcome.
+    pub(crate) fn from_outcome(o: &Outcome, target_rate: f64) -> Self {
+        let op = |op: Op| cost(&o.cost[op as usize]);
+        Self {
+            timer: o.timer.into(),
+            clock: o.clock.name().into(),
+            scheduled: o.scheduled,
+            cancelled: o.cancelled,
+            reset: o.reset,
+            fired: o.fired,
+            idle_fired: o.idle_fired,
+            request_fired: o.request_fired,
+            late_responses: o.late_responses,
+            early_fires: o.early_fires,
+            overdue_at_end: o.overdue_at_end,
+            pending_at_end: o.pending_at_end,
+            arrivals: o.arrivals,
+            arrivals_intended: o.arrivals_intended,
+            target_rate: finite(target_rate),
+            achieved_rate: finite(o.achieved_rate()),
+            timer_calls: o.timer_calls,
+            ops_per_sec: finite(o.ops_per_sec()),
+            busy_secs: o.busy.as_secs_f64(),
+            run_secs: o.run_time.as_secs_f64(),
+            wall_secs: o.wall.as_secs_f64(),
+            peak_rss_bytes: o.peak_rss_bytes,
+            bytes_per_timer: finite(o.bytes_per_timer()),
+            peak_live: o.peak_live,
+            lateness: lateness(&o.lateness, o.lateness_unit()),
+            cost: CostsJson {
+                insert: op(Op::Insert),
+                cancel: op(Op::Cancel),
+                reset: op(Op::Reset),
+                fire: op(Op::Fire),
+            },
+            arrival_lag: o.arrival_lag.as_ref().map(|h| lateness(h, "ns")),
+            work: WorkJson {
+                cascaded: o.stats.cascaded,
+                slots_scanned: o.stats.slots_scanned,
+                stale_skipped: o.stats.stale_skipped,
+                compactions: o.stats.compactions,
+            },
+        }
+    }
+}
+
+impl Report {
+    /// The report of a run (before the gate fills `passed` and `failures`).
+    pub(crate) fn new(config: &Config, outcomes: &[Outcome], overhead_ns: u64) -> Self {
+        let w = &config.workload;
+        Self {
+            schema: SCHEMA,
+            tool: env!("CARGO_PKG_NAME").into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            command: config.command.into(),
+            clock: config.clock.name().into(),
+            workload: WorkloadJson {
+                connections: w.connections,
+                rate: w.rate,
+                duration_secs: w.duration.as_secs_f64(),
+                idle_timeout_secs: w.idle_timeout.as_secs_f64(),
+                request_timeout_secs: w.request_timeout.as_secs_f64(),
+                slow_fraction: w.slow_fraction,
+                tick_ns: nanos(w.tick),
+                seed: w.seed,
+            },
+            timing: TimingJson {
+                sample_every: SAMPLE_EVERY,
+                clock_overhead_ns: overhead_ns,
+            },
+            results: outcomes
+                .iter()
+                .map(|o| ResultJson::from_outcome(o, w.rate))
+                .collect(),
+            passed: true,
+            failures: Vec::new(),
+        }
+    }
+
+    /// Writes the report as pretty JSON.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be written.
+    pub(crate) fn write(&self, path: &Path) -> Result<(), Error> {
+        let mut text = serde_json::to_string_pretty(self)
+            .map_err(|e| Error::io("encoding", path, std::io::Error::other(e)))?;
+        text.push('\n');
+        fs::write(path, text).map_err(|e| Error::io("writing", path, e))
+    }
+
+    /// Reads a report written by [`write`](Self::write).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be read; [`Error::Input`] when it is not a schema-1
+    /// report.
+    pub(crate) fn read(path: &Path) -> Result<Self, Error> {
+        let text = fs::read_to_string(path).map_err(|e| Error::io("reading", path, e))?;
+        let report: Report = serde_json::from_str(&text).map_err(|e| {
+            Error::Input(format!(
+                "{} is not a tickwheel-loadgen report: {e}",
+                path.display()
+            ))
+        })?;
+        if report.schema != SCHEMA {
+            return Err(Error::Input(format!(
+                "{} has schema {}, this tool reads schema {SCHEMA}",
+                path.display(),
+                report.schema
+            )));
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,360 @@
+//! The plots, as self-contained SVG (no scripts, no external fonts):
+//!
+//! - `lateness.svg`: a percentile plot of fire lateness, one line per implementation. The x
+//!   axis is the percentile on the usual log scale of 1/(1−p) (0 %, 90 %, 99 %, 99.9 %, …), the
+//!   y axis the lateness (ms/µs/ns on the real clock, ticks on the virtual one). Lower is better;
+//!   the legend repeats each line's p99.9 and max.
+//! - `cost.svg`: the cost of each operation, grouped by operation with one bar per
+//!   implementation: the bar is the median, the whisker the 99th percentile, on a log scale.
+//!   Lower is better.
+
+use std::fmt::Write as _;
+
+use hdrhistogram::Histogram;
+
+use crate::report::json::Report;
+use crate::report::table::human_ns;
+
+const COLORS: [&str; 4] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"];
+const DASHES: [&str; 4] = ["", "9 4", "3 3", "12 3 3 3"];
+
+const WIDTH: f64 = 960.0;
+const HEIGHT: f64 = 540.0;
+const LEFT: f64 = 80.0;
+const RIGHT: f64 = 250.0;
+const TOP: f64 = 70.0;
+const BOTTOM: f64 = 60.0;
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn header(out: &mut String, title: &str, subtitle: &str) {
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">"#
+    );
+    let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        out,
+        r#"<text x="{LEFT}" y="28" font-size="18" font-weight="bold">{}</text>"#,
+        escape(title)
+    );
+    let _ = writeln!(
+        out,
+        r##"<text x="{LEFT}" y="48" font-size="12" fill="#555">{}</text>"##,
+        escape(subtitle)
+    );
+}
+
+/// A round number at or above `x`, 1/2/5 × a power of ten.
+fn nice_ceil(x: f64) -> f64 {
+    if x <= 0.0 || !x.is_finite() {
+        return 1.0;
+    }
+    let p = 10f64.powf(x.log10().floor());
+    for m in [1.0, 2.0, 5.0, 10.0] {
+        if m * p >= x {
+            return m * p;
+        }
+    }
+    10.0 * p
+}
+
+/// The percentile label of the decade `k` on the 1/(1−p) axis: 0 → "0%", 1 → "90%", 2 → "99%".
+fn percentile_label(k: u32) -> String {
+    if k == 0 {
+        "0%".into()
+    } else {
+        let nines = 100.0 - 100.0 / 10f64.powi(k as i32);
+        let decimals = k.saturating_sub(2) as usize;
+        format!("{nines:.decimals$}%")
+    }
+}
+
+/// Renders the lateness plot. `series` holds (implementation, lateness histogram); `unit` is
+/// `ns` or `ticks`.
+pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)], unit: &str) -> String {
+    // Points: (log10(1/(1-q)), value) up to the largest decade any series reaches.
+    let max_count = series.iter().map(|(_, h)| h.len()).max().unwrap_or(0);
+    let decades = ((max_count.max(1) as f64).log10().ceil() as u32).clamp(2, 6);
+    let x_max = f64::from(decades);
+    let mut lines: Vec<Vec<(f64, f64)>> = Vec::new();
+    for (_, h) in series {
+        let mut points = Vec::new();
+        if !h.is_empty() {
+            for v in h.iter_quantiles(5) {
+                let q = v.quantile_iterated_to();
+                let x = if q >= 1.0 {
+                    x_max
+                } else {
+                    (1.0 / (1.0 - q)).log10().min(x_max)
+                };
+                points.push((x, v.value_iterated_to() as f64));
+            }
+        }
+        lines.push(points);
+    }
+    let raw_max = lines
+        .iter()
+        .flatten()
+        .map(|&(_, y)| y)
+        .fold(0.0f64, f64::max);
+    let (scale, unit_label) = match unit {
+        "ns" if raw_max >= 1e6 => (1e6, "ms"),
+        "ns" if raw_max >= 1e3 => (1e3, "µs"),
+        "ns" => (1.0, "ns"),
+        _ => (1.0, "ticks"),
+    };
+    let y_max = nice_ceil(raw_max / scale);
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let px = |x: f64| LEFT + x / x_max * plot_w;
+    let py = |y: f64| TOP + plot_h - (y / scale / y_max).min(1.0) * plot_h;
+
+    let mut out = String::new();
+    let w = &report.workload;
+    header(
+        &mut out,
+        &format!(
+            "Fire lateness by percentile — {} clock (lower is better)",
+            report.clock
+        ),
+        &format!(
+            "{} connections, {} req/s for {}s, idle {}s, request {}s, {}% slow, tick {}, seed {}",
+            w.connections,
+            w.rate,
+            w.duration_secs,
+            w.idle_timeout_secs,
+            w.request_timeout_secs,
+            w.slow_fraction * 100.0,
+            human_ns(w.tick_ns as f64),
+            w.seed
+        ),
+    );
+    // Grid and axes.
+    for k in 0..=decades {
+        let x = px(f64::from(k));
+        let _ = writeln!(
+            out,
+            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" font-size="12" text-anchor="middle">{}</text>"##,
+            TOP + plot_h,
+            TOP + plot_h + 18.0,
+            percentile_label(k)
+        );
+    }
+    for i in 0..=5 {
+        let value = y_max * f64::from(i) / 5.0;
+        let y = py(value * scale);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{}</text>"##,
+            LEFT + plot_w,
+            LEFT - 6.0,
+            y + 4.0,
+            trim_number(value)
+        );
+    }
+    let _ = writeln!(
+        out,
+        r##"<rect x="{LEFT}" y="{TOP}" width="{plot_w:.1}" height="{plot_h:.1}" fill="none" stroke="#333"/>"##
+    );
+    let _ = writeln!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" font-size="13" text-anchor="middle">percentile</text>"#,
+        LEFT + plot_w / 2.0,
+        HEIGHT - 14.0
+    );
+    let _ = writeln!(
+        out,
+        r#"<text x="18" y="{:.1}" font-size="13" text-anchor="middle" transform="rotate(-90 18 {:.1})">lateness ({unit_label})</text>"#,
+        TOP + plot_h / 2.0,
+        TOP + plot_h / 2.0
+    );
+    // Lines and legend.
+    for (i, ((name, h), points)) in series.iter().zip(&lines).enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let dash = DASHES[i % DASHES.len()];
+        if !points.is_empty() {
+            let path: Vec<String> = points
+                .iter()
+                .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
+                .collect();
+            let _ = writeln!(
+                out,
+                r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2.5" stroke-dasharray="{dash}"/>"#,
+                path.join(" ")
+            );
+        }
+        let ly = TOP + 20.0 + i as f64 * 46.0;
+        let lx = LEFT + plot_w + 16.0;
+        let p999 = if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(0.999)
+        };
+        let max = if h.is_empty() { 0 } else { h.max() };
+        let fmt = |v: u64| match unit {
+            "ns" => human_ns(v as f64),
+            _ => format!("{v} ticks"),
+        };
+        let _ = writeln!(
+            out,
+            r##"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="3" stroke-dasharray="{dash}"/><text x="{:.1}" y="{:.1}" font-size="14" font-weight="bold">{}</text><text x="{:.1}" y="{:.1}" font-size="11" fill="#444">p99.9 {}, max {}</text>"##,
+            lx + 36.0,
+            lx + 44.0,
+            ly + 5.0,
+            escape(name),
+            lx + 44.0,
+            ly + 21.0,
+            fmt(p999),
+            fmt(max)
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+fn trim_number(v: f64) -> String {
+    let text = format!("{v:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text.is_empty() {
+        "0".into()
+    } else {
+        text.into()
+    }
+}
+
+/// Renders the cost plot from the report: per operation, a bar (p50) and whisker (p99) per
+/// implementation, log scale.
+pub(crate) fn cost(report: &Report) -> String {
+    let ops = ["insert", "cancel", "reset", "fire"];
+    let results = &report.results;
+    let top_value = results
+        .iter()
+        .flat_map(|r| ops.iter().filter_map(|op| r.cost.get(op)).map(|c| c.p99))
+        .max()
+        .unwrap_or(1)
+        .max(10) as f64;
+    let decades = top_value.log10().ceil().max(1.0);
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    // Log scale from 1 ns; a sample of 0 ns (below the clock's resolution) sits on the floor.
+    let py = |ns: u64| TOP + plot_h - ((ns.max(1) as f64).log10() / decades).min(1.0) * plot_h;
+
+    let mut out = String::new();
+    header(
+        &mut out,
+        &format!("Cost per operation — {} clock (lower is better)", report.clock),
+        &format!(
+            "bar: median, whisker: 99th percentile; 1 call in {} timed, {} clock overhead subtracted",
+            report.timing.sample_every,
+            human_ns(report.timing.clock_overhead_ns as f64)
+        ),
+    );
+    for k in 0..=decades as u32 {
+        let ns = 10u64.pow(k);
+        let y = py(ns);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{}</text>"##,
+            LEFT + plot_w,
+            LEFT - 6.0,
+            y + 4.0,
+            human_ns(ns as f64)
+        );
+    }
+    let _ = writeln!(
+        out,
+        r##"<rect x="{LEFT}" y="{TOP}" width="{plot_w:.1}" height="{plot_h:.1}" fill="none" stroke="#333"/>"##
+    );
+    let _ = writeln!(
+        out,
+        r#"<text x="18" y="{:.1}" font-size="13" text-anchor="middle" transform="rotate(-90 18 {:.1})">cost per call (log scale)</text>"#,
+        TOP + plot_h / 2.0,
+        TOP + plot_h / 2.0
+    );
+    let group_w = plot_w / ops.len() as f64;
+    let n = results.len().max(1) as f64;
+    let bar_w = (group_w * 0.8 / n).min(48.0);
+    for (g, op) in ops.iter().enumerate() {
+        let gx = LEFT + group_w * g as f64;
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" font-size="14" text-anchor="middle">{op}</text>"#,
+            gx + group_w / 2.0,
+            TOP + plot_h + 22.0
+        );
+        let start = gx + (group_w - bar_w * n) / 2.0;
+        for (i, r) in results.iter().enumerate() {
+            let Some(c) = r.cost.get(op) else { continue };
+            let color = COLORS[i % COLORS.len()];
+            let x = start + bar_w * i as f64;
+            let y50 = py(c.p50);
+            let y99 = py(c.p99);
+            let floor = TOP + plot_h;
+            let _ = writeln!(
+                out,
+                r#"<rect x="{:.1}" y="{y50:.1}" width="{:.1}" height="{:.1}" fill="{color}" opacity="0.85"/>"#,
+                x + 2.0,
+                bar_w - 4.0,
+                (floor - y50).max(0.5)
+            );
+            let cx = x + bar_w / 2.0;
+            let _ = writeln!(
+                out,
+                r##"<line x1="{cx:.1}" y1="{y50:.1}" x2="{cx:.1}" y2="{y99:.1}" stroke="#222" stroke-width="1.5"/><line x1="{:.1}" y1="{y99:.1}" x2="{:.1}" y2="{y99:.1}" stroke="#222" stroke-width="1.5"/>"##,
+                cx - 6.0,
+                cx + 6.0
+            );
+            let _ = writeln!(
+                out,
+                r##"<text x="{cx:.1}" y="{:.1}" font-size="10" text-anchor="middle" fill="#111">{}</text>"##,
+                y99 - 5.0,
+                human_ns(c.p50 as f64)
+            );
+        }
+    }
+    for (i, r) in results.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let ly = TOP + 20.0 + i as f64 * 30.0;
+        let lx = LEFT + plot_w + 16.0;
+        let _ = writeln!(
+            out,
+            r#"<rect x="{lx:.1}" y="{:.1}" width="24" height="14" fill="{color}" opacity="0.85"/><text x="{:.1}" y="{:.1}" font-size="14" font-weight="bold">{}</text>"#,
+            ly - 11.0,
+            lx + 32.0,
+            ly + 1.0,
+            escape(&r.timer)
+        );
+    }
+    let _ = writeln!(
+        out,
+        r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#444">label above bar: median</text>"##,
+        LEFT + plot_w + 16.0,
+        TOP + 20.0 + n * 30.0 + 4.0
+    );
+    out.push_str("</svg>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_labels() {
+        let labels: Vec<String> = (0..=5).map(percentile_label).collect();
+        assert_eq!(labels, ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%"]);
+    }
+
+    #[test]
+    fn nice_numbers() {
+        assert_eq!(nice_ceil(0.0), 1.0);
+        assert_eq!(nice_ceil(3.2), 5.0);
+        assert_eq!(nice_ceil(1.0), 1.0);
+        assert_eq!(nice_ceil(1200.0), 2000.0);
+    }
+}

@@ -1,0 +1,397 @@
+//! The binary end to end: exit codes, messages, and the files a run leaves behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tickwheel-loadgen");
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A small, fast virtual workload.
+fn small(out: &Path) -> Vec<String> {
+    [
+        "--connections",
+        "2000",
+        "--rate",
+        "20000",
+        "--duration",
+        "2s",
+        "--idle-timeout",
+        "500ms",
+        "--request-timeout",
+        "30ms",
+        "--slow-fraction",
+        "0.05",
+        "--out",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([out.display().to_string()])
+    .collect()
+}
+
+fn with(base: &[&str], extra: &[String]) -> Vec<String> {
+    base.iter()
+        .map(|s| s.to_string())
+        .chain(extra.iter().cloned())
+        .collect()
+}
+
+fn run_owned(args: &[String]) -> Output {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run(&args)
+}
+
+fn report(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("report.json")).expect("report.json written");
+    assert!(!text.contains("NaN") && !text.contains("inf"), "{text}");
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+#[test]
+fn bad_input_fails_fast_with_exit_2_and_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let unwritable = file.join("out").display().to_string();
+    let out = dir.path().join("never").display().to_string();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["compare", "--rate", "0"], "--rate must be a positive"),
+        (vec!["compare", "--rate", "-5"], "--rate must be a positive"),
+        (vec!["compare", "--rate=-5"], "--rate must be a positive"),
+        (
+            vec!["compare", "--duration", "500us"],
+            "shorter than one --tick",
+        ),
+        (
+            vec!["compare", "--duration", "1ms", "--tick", "2ms"],
+            "shorter than one --tick",
+        ),
+        (
+            vec!["compare", "--request-timeout", "0s"],
+            "--request-timeout must be positive",
+        ),
+        (
+            vec!["compare", "--idle-timeout", "0ms"],
+            "--idle-timeout must be positive",
+        ),
+        (
+            vec!["compare", "--slow-fraction", "1.5"],
+            "must be in [0, 1]",
+        ),
+        (
+            vec!["compare", "--slow-fraction", "-0.1"],
+            "must be in [0, 1]",
+        ),
+        (
+            vec!["compare", "--tick", "0ns"],
+            "--tick must be at least 1ns",
+        ),
+        (
+            vec!["compare", "--connections", "0"],
+            "--connections must be in",
+        ),
+        (vec!["compare", "--duration", "30"], "no unit"),
+        (vec!["run", "--timer", "splay"], "unknown timer `splay`"),
+        (vec!["run"], "--timer"),
+        (
+            vec!["compare", "--max-lateness", "p42=1ms"],
+            "--max-lateness `p42=1ms`",
+        ),
+        (
+            vec!["compare", "--max-cost", "insert.p99=fast"],
+            "--max-cost `insert.p99=fast`",
+        ),
+        (vec!["compare", "--out", &unwritable], "--out"),
+    ];
+    for (args, message) in cases {
+        let mut args = args.clone();
+        if !args.contains(&"--out") {
+            args.extend(["--out", &out]);
+        }
+        let started = Instant::now();
+        let output = run(&args);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(message),
+            "{args:?}: expected `{message}` in {stderr}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{args:?} ran load first"
+        );
+        assert!(
+            !Path::new(&out).join("report.json").exists(),
+            "{args:?} wrote a report"
+        );
+    }
+}
+
+#[test]
+fn compare_writes_every_report_and_counts_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = run_owned(&with(&["compare"], &small(dir.path())));
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    for name in [
+        "hashed",
+        "hierarchical",
+        "heap",
+        "lazy-heap",
+        "PASS",
+        "lateness p99.99",
+    ] {
+        assert!(stdout.contains(name), "{name} missing from\n{stdout}");
+    }
+    let json = report(dir.path());
+    assert_eq!(json["schema"], 1);
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    for r in results {
+        for field in [
+            "timer",
+            "clock",
+            "scheduled",
+            "cancelled",
+            "reset",
+            "fired",
+            "early_fires",
+            "overdue_at_end",
+            "ops_per_sec",
+            "peak_rss_bytes",
+            "bytes_per_timer",
+            "lateness",
+        ] {
+            assert!(r.get(field).is_some(), "{field} missing");
+        }
+        for field in [
+            "unit", "p50", "p90", "p99", "p999", "p9999", "max", "count", "clamped",
+        ] {
+            assert!(
+                r["lateness"].get(field).is_some(),
+                "lateness.{field} missing"
+            );
+        }
+        for field in ["scheduled", "cancelled", "reset", "fired"] {
+            assert_eq!(
+                r[field], results[0][field],
+                "{field} differs for {}",
+                r["timer"]
+            );
+        }
+        let ended = ["fired", "cancelled", "overdue_at_end", "pending_at_end"]
+            .iter()
+            .map(|f| r[f].as_u64().unwrap())
+            .sum::<u64>();
+        assert_eq!(r["scheduled"].as_u64().unwrap(), ended);
+        assert_eq!(r["early_fires"], 0);
+        let timer = r["timer"].as_str().unwrap();
+        for file in [
+            format!("{timer}-lateness.hgrm"),
+            format!("{timer}-cost.hgrm"),
+            format!("{timer}.hlog"),
+        ] {
+            let body = std::fs::read_to_string(dir.path().join(&file)).unwrap();
+            assert!(!body.is_empty(), "{file}");
+        }
+        let hlog = std::fs::read_to_string(dir.path().join(format!("{timer}.hlog"))).unwrap();
+        // One interval per second of run time, per tag.
+        assert_eq!(hlog.matches("Tag=lateness,").count(), 2, "{hlog}");
+        assert_eq!(hlog.matches("Tag=cost,").count(), 2);
+        assert!(hlog.contains(",HISTF"));
+    }
+    for svg in ["lateness.svg", "cost.svg"] {
+        let body = std::fs::read_to_string(dir.path().join(svg)).unwrap();
+        assert!(body.starts_with("<svg") && body.trim_end().ends_with("</svg>"));
+        assert!(body.contains("lazy-heap") && !body.contains("NaN"));
+    }
+}
+
+#[test]
+fn crossing_a_threshold_exits_1_and_says_which() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = with(
+        &["run", "--timer", "heap", "--max-cost", "insert.max=1ns"],
+        &small(dir.path()),
+    );
+    let output = run_owned(&extra);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("FAIL") && stdout.contains("crossed --max-cost insert.max=1ns"),
+        "{stdout}"
+    );
+    let json = report(dir.path());
+    assert_eq!(json["passed"], false);
+    assert_eq!(json["results"].as_array().unwrap().len(), 1);
+
+    let generous = with(
+        &[
+            "run",
+            "--timer",
+            "hashed",
+            "--max-lateness",
+            "p99.9=1s",
+            "--max-cost",
+            "insert.p99=1s",
+        ],
+        &small(dir.path()),
+    );
+    assert_eq!(run_owned(&generous).status.code(), Some(0));
+}
+
+#[test]
+fn an_empty_run_writes_valid_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = run(&[
+        "compare",
+        "--connections",
+        "1",
+        "--rate",
+        "0.001",
+        "--duration",
+        "5ms",
+        "--idle-timeout",
+        "1h",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let json = report(dir.path());
+    for r in json["results"].as_array().unwrap() {
+        assert_eq!(r["fired"], 0);
+        assert_eq!(r["lateness"]["count"], 0);
+        assert_eq!(r["pending_at_end"], 1);
+    }
+    let hgrm = std::fs::read_to_string(dir.path().join("heap-lateness.hgrm")).unwrap();
+    assert!(hgrm.contains("Total count    =            0") && !hgrm.contains("NaN"));
+}
+
+#[test]
+fn real_clock_compare_runs_briefly() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = run(&[
+        "compare",
+        "--clock",
+        "real",
+        "--duration",
+        "400ms",
+        "--connections",
+        "1000",
+        "--rate",
+        "5000",
+        "--request-timeout",
+        "20ms",
+        "--slow-fraction",
+        "0.1",
+        "--max-lateness",
+        "p50=1s",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    assert!(stdout.contains("target / achieved req/s"), "{stdout}");
+    let json = report(dir.path());
+    for r in json["results"].as_array().unwrap() {
+        assert_eq!(r["clock"], "real");
+        assert_eq!(r["lateness"]["unit"], "ns");
+        assert_eq!(r["early_fires"], 0);
+        assert!(r["fired"].as_u64().unwrap() > 0);
+    }
+}
+
+fn diff(baseline: &Path, current: &Path) -> Output {
+    run(&[
+        "diff",
+        baseline.to_str().unwrap(),
+        current.to_str().unwrap(),
+        "--tolerance",
+        "0.25",
+    ])
+}
+
+#[test]
+fn diff_marks_regressions_and_exits_by_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = run_owned(&with(&["compare"], &small(dir.path())));
+    assert_eq!(output.status.code(), Some(0));
+    let baseline: PathBuf = dir.path().join("report.json");
+
+    let same = diff(&baseline, &baseline);
+    assert_eq!(same.status.code(), Some(0), "{}", text(&same.stdout));
+    assert!(text(&same.stdout).contains("no regressions"));
+
+    let mut worse = report(dir.path());
+    let r = &mut worse["results"][1];
+    r["lateness"]["p99"] = serde_json::json!(r["lateness"]["p99"].as_u64().unwrap() * 2 + 10);
+    r["ops_per_sec"] = serde_json::json!(r["ops_per_sec"].as_f64().unwrap() / 2.0);
+    let current = dir.path().join("worse.json");
+    std::fs::write(&current, serde_json::to_string(&worse).unwrap()).unwrap();
+    let output = diff(&baseline, &current);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let flagged: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("REGRESSION"))
+        .collect();
+    assert!(
+        flagged
+            .iter()
+            .any(|l| l.contains("hierarchical") && l.contains("ops_per_sec")),
+        "{stdout}"
+    );
+    assert!(
+        flagged.iter().all(|l| l.starts_with("hierarchical")),
+        "{stdout}"
+    );
+
+    let missing = diff(&baseline, &dir.path().join("nope.json"));
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(text(&missing.stderr).contains("nope.json"));
+    std::fs::write(dir.path().join("junk.json"), "{}").unwrap();
+    let junk = diff(&baseline, &dir.path().join("junk.json"));
+    assert_eq!(junk.status.code(), Some(2));
+    assert!(text(&junk.stderr).contains("not a tickwheel-loadgen report"));
+}
+
+#[test]
+fn help_documents_the_flags() {
+    let output = run(&["compare", "--help"]);
+    assert_eq!(output.status.code(), Some(0));
+    let help = text(&output.stdout);
+    for flag in [
+        "--connections",
+        "--rate",
+        "--duration",
+        "--idle-timeout",
+        "--request-timeout",
+        "--slow-fraction",
+        "--tick",
+        "--seed",
+        "--clock",
+        "--out",
+        "--max-lateness",
+        "--max-cost",
+    ] {
+        assert!(help.contains(flag), "{flag}");
+    }
+}
