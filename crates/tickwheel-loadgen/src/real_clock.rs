@@ -45,9 +45,12 @@ pub(crate) fn run<X: Timer<u64>>(
     let end = origin + workload.duration;
     progress.set_length(nanos(workload.duration) / 1_000_000);
     let mut last_progress = origin;
-    let mut now = Instant::now();
-    while now < end {
-        let now_ns = nanos(now - origin);
+    let mut now;
+    loop {
+        now = Instant::now();
+        // Events are handled up to the end of the run, the timer polled at the real now.
+        let now_ns = nanos(now.min(end) - origin);
+        let real_ns = nanos(now - origin);
         // Responses and arrivals whose intended time has passed, in time order.
         loop {
             let response_ns = server.next_response_ns().filter(|&t| t <= now_ns);
@@ -56,7 +59,7 @@ pub(crate) fn run<X: Timer<u64>>(
                 (Some(r), Some(a)) if r <= a => server.respond(),
                 (Some(_), None) => server.respond(),
                 (_, Some(a)) => {
-                    lag.record(now_ns - a);
+                    lag.record(real_ns - a);
                     if let Some(next) = arrival {
                         server.arrive(next)?;
                     }
@@ -72,6 +75,9 @@ pub(crate) fn run<X: Timer<u64>>(
             let lateness = fired_ns.checked_sub(server.due_ns(&expired));
             let lateness = lateness.filter(|_| tick >= expired.deadline);
             server.fired(&expired, lateness)?;
+        }
+        if now >= end {
+            break;
         }
         // Sleep until the next thing to do (never past the end).
         let wake_ns = [
@@ -92,7 +98,6 @@ pub(crate) fn run<X: Timer<u64>>(
         if wake > before {
             thread::sleep(wake - before);
         }
-        now = Instant::now();
         if now.duration_since(last_progress) >= Duration::from_millis(100) {
             progress.set_position(nanos(now - origin) / 1_000_000);
             last_progress = now;
@@ -106,9 +111,9 @@ pub(crate) fn run<X: Timer<u64>>(
         let _ = a;
         arrival = generator.next_arrival();
     }
-    let stopped = Instant::now();
-    let final_tick = clock.now_tick(stopped);
-    let run_time = stopped - origin;
+    // The last poll was at `now`: what is due by then and still pending is overdue.
+    let final_tick = clock.now_tick(now);
+    let run_time = now - origin;
     let mut outcome = server.finish(Clock::Real, final_tick, run_time, wall);
     outcome.arrival_lag = Some(lag);
     outcome.arrivals_intended = intended;

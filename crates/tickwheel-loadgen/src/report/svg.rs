@@ -55,7 +55,7 @@ fn nice_ceil(x: f64) -> f64 {
         return 1.0;
     }
     let p = 10f64.powf(x.log10().floor());
-    for m in [1.0, 2.0, 5.0, 10.0] {
+    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
         if m * p >= x {
             return m * p;
         }
@@ -211,6 +211,14 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)], unit
             ly + 21.0,
             fmt(p999),
             fmt(max)
+        );
+    }
+    if raw_max == 0.0 && lines.iter().any(|l| !l.is_empty()) {
+        let _ = writeln!(
+            out,
+            r##"<text x="{:.1}" y="{:.1}" font-size="15" text-anchor="middle" fill="#333">every timer fired in the tick of its deadline (lateness 0)</text>"##,
+            LEFT + plot_w / 2.0,
+            TOP + plot_h / 2.0
         );
     }
     out.push_str("</svg>\n");
