@@ -8,7 +8,7 @@
 //! | `churn_io` | N live: N − 256 connection idle timeouts (30 s) and 256 request deadlines (5 s); each step inserts a request deadline, cancels the one inserted 256 steps earlier (its response arrived) and pushes a random connection's idle timeout to now + 30 s by reset; the clock moves 1 ms every max(N/1000, 10) steps and is polled (idle timers that fire are re-armed) | one insert, cancel or reset |
 //! | `reset_later` | N live idle timeouts; each step resets a random one to now + 30 s (keep-alive refresh); clock and polling as in `churn_io` | one reset |
 //! | `expire` | N timers uniform over [1 ms, 10 s]; poll in 1 ms steps until all fired | one fired timer |
-//! | `poll_idle` | N timers due in [60 s, 120 s]; `poll(now)` then `next_deadline()` at a `now` with nothing due | one poll + next_deadline (an event-loop turn) |
+//! | `poll_idle` | N timers due in [60 s, 120 s]; `poll(now)` then `next_deadline()` at a `now` with nothing due (`DelayQueue`: `poll_expired` only, see [`Adapter::idle_turn`]) | one poll + next_deadline (an event-loop turn) |
 //!
 //! All use fixed seeds, so every adapter sees the same deadlines and the same victims. The first
 //! three and `expire` start from a fresh structure each iteration (built outside the timed
@@ -470,13 +470,12 @@ impl<A: Adapter> PollIdle<A> {
         Self { a }
     }
 
-    /// Runs `iters` turns of `poll(0)` + `next_deadline()`.
+    /// Runs `iters` turns of [`Adapter::idle_turn`] (`poll(0)` + `next_deadline()`).
     pub fn run(&mut self, iters: u64) -> Duration {
         self.a.scope(|a| {
             let start = Instant::now();
             for _ in 0..iters {
-                black_box(a.poll(black_box(0)));
-                black_box(a.next_deadline());
+                black_box(a.idle_turn(black_box(0)));
             }
             start.elapsed()
         })

@@ -47,6 +47,16 @@ pub trait Adapter: Sized + std::fmt::Debug {
     /// A tick no later than the earliest pending deadline; `None` when empty.
     fn next_deadline(&mut self) -> Option<u64>;
 
+    /// One event-loop turn with nothing due: `poll(now)`, then ask how long to sleep.
+    ///
+    /// By default `poll` + `next_deadline`. A structure whose runtime already tracks its next
+    /// wake-up (tokio's `DelayQueue`) overrides this with what its users actually call.
+    #[inline]
+    fn idle_turn(&mut self, now: u64) -> Option<u64> {
+        std::hint::black_box(self.poll(now));
+        self.next_deadline()
+    }
+
     /// Pending timers.
     fn len(&self) -> usize;
 
