@@ -92,6 +92,14 @@ pub(crate) struct LoadArgs {
     /// Seed of the workload generator: the same seed gives the same event sequence.
     #[arg(long, default_value_t = 42)]
     pub(crate) seed: u64,
+    /// Real clock only: drive the thread-safe timer service (tickwheel-service) from producer
+    /// threads that schedule, cancel and reset while its driver thread fires, instead of one
+    /// event loop. Each implementation runs once per thread count 1, 2, 4, … up to --threads.
+    #[arg(long)]
+    pub(crate) service: bool,
+    /// Most producer threads for --service [default: the number of cores].
+    #[arg(long)]
+    pub(crate) threads: Option<usize>,
     /// Directory for report.json, *.hgrm, *.hlog, lateness.svg and cost.svg.
     #[arg(long, default_value = "tickwheel-report")]
     pub(crate) out: PathBuf,

@@ -96,6 +96,8 @@ pub(crate) struct Config {
     pub(crate) thresholds: Thresholds,
     /// Show a progress bar (stderr is a terminal).
     pub(crate) progress: bool,
+    /// `--service`: the producer-thread counts to run each implementation with.
+    pub(crate) service: Option<Vec<usize>>,
 }
 
 impl Config {
@@ -155,6 +157,32 @@ impl Config {
                 args.slow_fraction
             )));
         }
+        let service = match (args.service, args.threads) {
+            (false, None) => None,
+            (false, Some(_)) => {
+                return Err(Error::Input("--threads only applies with --service".into()))
+            }
+            (true, _) if clock == Clock::Virtual => {
+                return Err(Error::Input(
+                    "--service drives the threaded service in real time; add --clock real".into(),
+                ))
+            }
+            (true, threads) => {
+                let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+                let threads = threads.unwrap_or(cores);
+                if threads == 0 || threads > MAX_THREADS {
+                    return Err(Error::Input(format!(
+                        "--threads must be in 1..={MAX_THREADS}, got {threads}"
+                    )));
+                }
+                if connections < threads as u64 {
+                    return Err(Error::Input(format!(
+                        "--connections ({connections}) must be at least --threads ({threads})"
+                    )));
+                }
+                Some(crate::service_mode::thread_counts(threads))
+            }
+        };
         let thresholds = Thresholds::parse(&args.max_lateness, &args.max_cost)?;
         check_writable(&args.out)?;
         Ok(Self {
@@ -174,6 +202,7 @@ impl Config {
             out: args.out.clone(),
             thresholds,
             progress,
+            service,
         })
     }
 }
@@ -181,6 +210,9 @@ impl Config {
 /// The most connections a run may model: connection ids share a `u64` payload with a flag bit,
 /// and the per-connection table must fit in memory.
 pub(crate) const MAX_CONNECTIONS: u32 = 100_000_000;
+
+/// The most producer threads `--service` may start.
+pub(crate) const MAX_THREADS: usize = 256;
 
 /// Nanoseconds in `d`, saturating at `u64::MAX`.
 pub(crate) fn nanos(d: Duration) -> u64 {

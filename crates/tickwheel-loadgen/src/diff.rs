@@ -74,7 +74,7 @@ pub(crate) fn compare(baseline: &Report, current: &Report, tolerance: f64) -> Ve
         let Some(base) = baseline
             .results
             .iter()
-            .find(|b| b.timer == cur.timer && b.clock == cur.clock)
+            .find(|b| b.timer == cur.timer && b.clock == cur.clock && b.threads == cur.threads)
         else {
             continue;
         };
@@ -90,7 +90,7 @@ pub(crate) fn compare(baseline: &Report, current: &Report, tolerance: f64) -> Ve
                 }
             };
             lines.push(Line {
-                timer: cur.timer.clone(),
+                timer: cur.label(),
                 metric,
                 baseline: b,
                 current: c,

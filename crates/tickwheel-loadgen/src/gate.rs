@@ -162,14 +162,16 @@ pub(crate) fn failures(report: &Report, thresholds: &Thresholds) -> Vec<String> 
         if r.early_fires > 0 {
             out.push(format!(
                 "{}: {} early fires (must be 0)",
-                r.timer, r.early_fires
+                r.label(),
+                r.early_fires
             ));
         }
         let ended = r.fired + r.cancelled + r.overdue_at_end + r.pending_at_end;
         if r.scheduled != ended {
             out.push(format!(
                 "{}: scheduled {} != fired + cancelled + overdue + pending = {ended}",
-                r.timer, r.scheduled
+                r.label(),
+                r.scheduled
             ));
         }
         for line in &thresholds.lines {
@@ -188,7 +190,7 @@ pub(crate) fn failures(report: &Report, thresholds: &Thresholds) -> Vec<String> 
                          {:?}, {} = {:?}",
                         first.timer,
                         counts(first),
-                        r.timer,
+                        r.label(),
                         counts(r)
                     ));
                 }
@@ -210,7 +212,7 @@ fn crossed(r: &ResultJson, line: &Threshold, tick_ns: u64) -> Option<String> {
             (ns > nanos(*limit)).then(|| {
                 format!(
                     "{}: lateness {} crossed --max-lateness {label}",
-                    r.timer,
+                    r.label(),
                     crate::report::table::human_ns(ns as f64)
                 )
             })
@@ -230,7 +232,7 @@ fn crossed(r: &ResultJson, line: &Threshold, tick_ns: u64) -> Option<String> {
             (ns > nanos(*limit)).then(|| {
                 format!(
                     "{}: {op} cost {} crossed --max-cost {label}",
-                    r.timer,
+                    r.label(),
                     crate::report::table::human_ns(ns as f64)
                 )
             })

@@ -33,6 +33,7 @@ mod outcome;
 mod real_clock;
 mod report;
 mod server;
+mod service_mode;
 mod virtual_clock;
 mod workload;
 
@@ -102,15 +103,27 @@ fn load(config: &Config) -> Result<u8, Error> {
     let overhead_ns = measure::clock_overhead_ns();
     let mut outcomes = Vec::with_capacity(config.kinds.len());
     for &kind in &config.kinds {
-        let bar = progress_bar(config, kind);
-        let outcome = match kind {
-            Kind::Hashed => drive::<HashedWheel<u64>>(config, overhead_ns, &bar)?,
-            Kind::Hierarchical => drive::<HierarchicalWheel<u64>>(config, overhead_ns, &bar)?,
-            Kind::IndexedHeap => drive::<IndexedHeap<u64>>(config, overhead_ns, &bar)?,
-            Kind::LazyHeap => drive::<LazyHeap<u64>>(config, overhead_ns, &bar)?,
+        let runs: Vec<Option<usize>> = match &config.service {
+            Some(counts) => counts.iter().copied().map(Some).collect(),
+            None => vec![None],
         };
-        bar.finish_and_clear();
-        outcomes.push(outcome);
+        for threads in runs {
+            let bar = progress_bar(config, kind, threads);
+            let outcome = match kind {
+                Kind::Hashed => {
+                    drive::<HashedWheel<u64>>(kind, config, threads, overhead_ns, &bar)?
+                }
+                Kind::Hierarchical => {
+                    drive::<HierarchicalWheel<u64>>(kind, config, threads, overhead_ns, &bar)?
+                }
+                Kind::IndexedHeap => {
+                    drive::<IndexedHeap<u64>>(kind, config, threads, overhead_ns, &bar)?
+                }
+                Kind::LazyHeap => drive::<LazyHeap<u64>>(kind, config, threads, overhead_ns, &bar)?,
+            };
+            bar.finish_and_clear();
+            outcomes.push(outcome);
+        }
     }
     let mut report = Report::new(config, &outcomes, overhead_ns);
     report.failures = gate::failures(&report, &config.thresholds);
@@ -122,13 +135,19 @@ fn load(config: &Config) -> Result<u8, Error> {
 }
 
 /// Builds one implementation (its concrete type, so the hot loop is monomorphized) and drives
-/// it with the configured clock, with the peak-RSS mark reset first.
-fn drive<X: Timer<u64> + FromOptions>(
+/// it with the configured clock — or, with `threads`, puts it in the service under that many
+/// producer threads — with the peak-RSS mark reset first.
+fn drive<X: Timer<u64> + FromOptions + Send + 'static>(
+    kind: Kind,
     config: &Config,
+    threads: Option<usize>,
     overhead_ns: u64,
     bar: &ProgressBar,
 ) -> Result<Outcome, Error> {
     measure::reset_peak_rss();
+    if let Some(threads) = threads {
+        return service_mode::run::<X>(kind.name(), &config.workload, threads, overhead_ns, bar);
+    }
     let options = Options::new().preallocate(config.workload.connections as usize);
     let timer = X::from_options(options).map_err(|e| Error::Input(e.to_string()))?;
     let mut outcome = match config.clock {
@@ -139,11 +158,15 @@ fn drive<X: Timer<u64> + FromOptions>(
     Ok(outcome)
 }
 
-fn progress_bar(config: &Config, kind: Kind) -> ProgressBar {
+fn progress_bar(config: &Config, kind: Kind, threads: Option<usize>) -> ProgressBar {
     if !config.progress {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::new(0).with_prefix(format!("{:>12}", kind.name()));
+    let label = match threads {
+        Some(n) => format!("{}-t{n}", kind.name()),
+        None => kind.name().to_string(),
+    };
+    let bar = ProgressBar::new(0).with_prefix(format!("{label:>15}"));
     let style =
         ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} ms of run time ({elapsed})")
             .map(|s| s.progress_chars("=> "));

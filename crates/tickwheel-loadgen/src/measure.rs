@@ -13,7 +13,7 @@
 
 use std::time::{Duration, Instant};
 
-use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use tickwheel::{Expired, InsertError, StaleKeyError, Tick, Timer, TimerKey};
 
@@ -23,6 +23,9 @@ pub(crate) const LATENESS_MAX: u64 = 3_600_000_000_000;
 pub(crate) const COST_MAX: u64 = 10_000_000_000;
 /// Significant digits of every histogram.
 pub(crate) const SIGFIG: u8 = 3;
+/// Throughput estimates leave out samples above this quantile: on a shared machine the slowest
+/// 0.01 % are preemptions, and a few milliseconds of those would swamp a 30 ns mean.
+pub(crate) const TRIM: f64 = 0.9999;
 /// One call in this many of each operation is timed.
 pub(crate) const SAMPLE_EVERY: u32 = 16;
 
@@ -73,6 +76,26 @@ impl Hist {
             0
         } else {
             self.hist.max()
+        }
+    }
+
+    /// The mean of the values at or below quantile `q`: the mean without the rare outliers
+    /// (a preempted thread, a page fault) that are not the measured code's cost (0 when empty).
+    pub(crate) fn trimmed_mean(&self, q: f64) -> f64 {
+        let cut = self.quantile(q);
+        let (mut sum, mut n) = (0.0f64, 0u64);
+        for v in self.hist.iter_recorded() {
+            if v.value_iterated_to() > cut {
+                break;
+            }
+            let value = self.hist.median_equivalent(v.value_iterated_to()) as f64;
+            sum += value * v.count_at_value() as f64;
+            n += v.count_at_value();
+        }
+        if n == 0 {
+            0.0
+        } else {
+            sum / n as f64
         }
     }
 
@@ -172,6 +195,37 @@ impl Intervals {
     pub(crate) fn into_closed(self) -> Vec<Interval> {
         self.closed
     }
+}
+
+/// Adds up interval series recorded side by side (one per thread, same boundaries): interval
+/// `i` of the result holds every series' interval `i`.
+pub(crate) fn merge_intervals(series: &[Vec<Interval>]) -> Vec<Interval> {
+    let longest = series.iter().map(Vec::len).max().unwrap_or(0);
+    let mut deserializer = Deserializer::new();
+    let mut serializer = V2DeflateSerializer::new();
+    (0..longest)
+        .filter_map(|i| {
+            let mut total = new_histogram(COST_MAX);
+            let mut first: Option<&Interval> = None;
+            for interval in series.iter().filter_map(|s| s.get(i)) {
+                first.get_or_insert(interval);
+                let hist: Histogram<u64> = deserializer
+                    .deserialize(&mut interval.encoded.as_slice())
+                    .ok()?;
+                for v in hist.iter_recorded() {
+                    total.saturating_record_n(v.value_iterated_to(), v.count_at_value());
+                }
+            }
+            let first = first?;
+            let mut encoded = Vec::new();
+            serializer.serialize(&total, &mut encoded).ok()?;
+            Some(Interval {
+                start: first.start,
+                length: first.length,
+                encoded,
+            })
+        })
+        .collect()
 }
 
 /// Counts of the calls made through a [`Probe`].
@@ -338,8 +392,8 @@ impl<X: Timer<u64>> Probe<X> {
         }
     }
 
-    /// Estimated time spent inside the timer: per operation, the mean sampled cost times the
-    /// number of calls.
+    /// Estimated time spent inside the timer: per operation, the mean sampled cost (without the
+    /// slowest 0.01 % of samples, see [`TRIM`]) times the number of calls.
     pub(crate) fn estimated_busy(&self) -> Duration {
         let c = &self.calls;
         let counts = [
@@ -352,7 +406,7 @@ impl<X: Timer<u64>> Probe<X> {
         let ns: f64 = counts
             .iter()
             .zip(&self.cost)
-            .map(|(&n, h)| n as f64 * h.mean())
+            .map(|(&n, h)| n as f64 * h.trimmed_mean(TRIM))
             .sum();
         Duration::from_nanos(ns as u64)
     }
@@ -378,10 +432,14 @@ pub(crate) fn reset_peak_rss() {
 
 /// The process's peak resident set size in bytes (`VmHWM`), or `None` off Linux.
 pub(crate) fn peak_rss_bytes() -> Option<u64> {
+    status_kb("VmHWM:")
+}
+
+fn status_kb(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .find_map(|line| line.strip_prefix(field))
         .and_then(|rest| {
             rest.trim()
                 .trim_end_matches("kB")
@@ -409,10 +467,22 @@ mod tests {
     }
 
     #[test]
+    fn trimmed_mean_drops_rare_outliers() {
+        let mut h = Hist::new(COST_MAX);
+        for _ in 0..100_000 {
+            h.record(30);
+        }
+        h.record(8_000_000);
+        assert!(h.mean() > 100.0);
+        assert_eq!(h.trimmed_mean(0.9999), 30.0);
+    }
+
+    #[test]
     fn empty_histogram_has_no_nan() {
         let h = Hist::new(COST_MAX);
         assert_eq!((h.quantile(0.99), h.max(), h.count()), (0, 0, 0));
         assert_eq!(h.mean(), 0.0);
+        assert_eq!(h.trimmed_mean(0.9999), 0.0);
     }
 
     #[test]

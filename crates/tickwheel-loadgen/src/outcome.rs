@@ -15,6 +15,9 @@ pub(crate) struct Outcome {
     pub(crate) timer: &'static str,
     /// The clock that drove it.
     pub(crate) clock: Clock,
+    /// `--service` runs: producer threads driving the thread-safe service; `None` for the
+    /// single-threaded event loop.
+    pub(crate) threads: Option<usize>,
     /// Requests handled.
     pub(crate) arrivals: u64,
     /// Requests whose intended time fell within the run (real clock: more than `arrivals` when
@@ -69,6 +72,15 @@ pub(crate) struct Outcome {
 }
 
 impl Outcome {
+    /// The name in reports and file names: the implementation, plus `-tN` for a service run
+    /// with N producer threads.
+    pub(crate) fn label(&self) -> String {
+        match self.threads {
+            Some(n) => format!("{}-t{n}", self.timer),
+            None => self.timer.to_string(),
+        }
+    }
+
     /// Timer calls per second of estimated time inside the timer.
     pub(crate) fn ops_per_sec(&self) -> f64 {
         let busy = self.busy.as_secs_f64();

@@ -235,6 +235,7 @@ impl<X: Timer<u64>> Server<X> {
         Outcome {
             timer: name,
             clock,
+            threads: None,
             arrivals: self.arrivals,
             scheduled: calls.inserted,
             cancelled: calls.cancelled,

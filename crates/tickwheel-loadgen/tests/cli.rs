@@ -395,3 +395,70 @@ fn help_documents_the_flags() {
         assert!(help.contains(flag), "{flag}");
     }
 }
+
+#[test]
+fn service_mode_runs_each_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = run(&[
+        "run",
+        "--timer",
+        "hierarchical",
+        "--clock",
+        "real",
+        "--service",
+        "--threads",
+        "2",
+        "--duration",
+        "400ms",
+        "--connections",
+        "1000",
+        "--rate",
+        "4000",
+        "--request-timeout",
+        "20ms",
+        "--slow-fraction",
+        "0.1",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    assert!(
+        stdout.contains("hierarchical-t1") && stdout.contains("hierarchical-t2"),
+        "{stdout}"
+    );
+    let json = report(dir.path());
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for (r, threads) in results.iter().zip([1, 2]) {
+        assert_eq!(r["threads"], threads);
+        assert_eq!(r["early_fires"], 0);
+        assert!(r["fired"].as_u64().unwrap() > 0);
+    }
+    assert!(dir.path().join("hierarchical-t2.hlog").exists());
+
+    for (args, message) in [
+        (vec!["compare", "--service"], "add --clock real"),
+        (
+            vec!["compare", "--threads", "2"],
+            "--threads only applies with --service",
+        ),
+        (
+            vec!["compare", "--clock", "real", "--service", "--threads", "0"],
+            "--threads must be in",
+        ),
+    ] {
+        let output = run(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&output.stderr).contains(message),
+            "{args:?}: {}",
+            text(&output.stderr)
+        );
+    }
+}

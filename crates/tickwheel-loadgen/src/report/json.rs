@@ -168,6 +168,10 @@ pub(crate) struct ResultJson {
     pub(crate) timer: String,
     /// `virtual` or `real`.
     pub(crate) clock: String,
+    /// `--service` runs: producer threads driving the thread-safe service (absent for the
+    /// single-threaded event loop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) threads: Option<usize>,
     /// Timers inserted.
     pub(crate) scheduled: u64,
     /// Timers cancelled.
@@ -279,12 +283,21 @@ fn finite(x: f64) -> f64 {
 }
 
 impl ResultJson {
+    /// The column and file name: the implementation, plus `-tN` for a service run.
+    pub(crate) fn label(&self) -> String {
+        match self.threads {
+            Some(n) => format!("{}-t{n}", self.timer),
+            None => self.timer.clone(),
+        }
+    }
+
     /// The summary of one outcome.
     pub(crate) fn from_outcome(o: &Outcome, target_rate: f64) -> Self {
         let op = |op: Op| cost(&o.cost[op as usize]);
         Self {
             timer: o.timer.into(),
             clock: o.clock.name().into(),
+            threads: o.threads,
             scheduled: o.scheduled,
             cancelled: o.cancelled,
             reset: o.reset,

@@ -41,7 +41,7 @@ pub(crate) fn write_all(
     report.write(&dir.join("report.json"))?;
     for o in outcomes {
         write(
-            &dir.join(format!("{}-lateness.hgrm", o.timer)),
+            &dir.join(format!("{}-lateness.hgrm", o.label())),
             &hgrm::render(&o.lateness.hist),
         )?;
         let mut all = new_histogram(COST_MAX);
@@ -50,7 +50,7 @@ pub(crate) fn write_all(
             let _ = all.add(&h.hist);
         }
         write(
-            &dir.join(format!("{}-cost.hgrm", o.timer)),
+            &dir.join(format!("{}-cost.hgrm", o.label())),
             &hgrm::render(&all),
         )?;
         let comment = format!(
@@ -60,7 +60,7 @@ pub(crate) fn write_all(
             o.lateness_unit()
         );
         hlog::write(
-            &dir.join(format!("{}.hlog", o.timer)),
+            &dir.join(format!("{}.hlog", o.label())),
             &comment,
             started,
             &[
@@ -70,9 +70,11 @@ pub(crate) fn write_all(
         )?;
     }
     let unit = outcomes.first().map_or("ns", Outcome::lateness_unit);
-    let series: Vec<(&str, &hdrhistogram::Histogram<u64>)> = outcomes
+    let labels: Vec<String> = outcomes.iter().map(Outcome::label).collect();
+    let series: Vec<(&str, &hdrhistogram::Histogram<u64>)> = labels
         .iter()
-        .map(|o| (o.timer, &o.lateness.hist))
+        .zip(outcomes)
+        .map(|(label, o)| (label.as_str(), &o.lateness.hist))
         .collect();
     write(
         &dir.join("lateness.svg"),

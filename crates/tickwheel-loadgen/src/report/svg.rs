@@ -335,7 +335,7 @@ pub(crate) fn cost(report: &Report) -> String {
             ly - 11.0,
             lx + 32.0,
             ly + 1.0,
-            escape(&r.timer)
+            escape(&r.label())
         );
     }
     let _ = writeln!(

@@ -63,19 +63,44 @@ fn bytes(v: u64) -> String {
 }
 
 const LABEL: usize = 30;
-const COLUMN: usize = 22;
+/// Narrowest column; wider when a cell needs it.
+const COLUMN: usize = 14;
 
-fn row(
-    out: &mut String,
-    label: &str,
-    results: &[ResultJson],
-    cell: impl Fn(&ResultJson) -> String,
-) {
-    let _ = write!(out, "{label:<LABEL$}");
-    for r in results {
-        let _ = write!(out, "{:>COLUMN$}", cell(r));
+/// Rows of cells, laid out once every row is known so each column fits its widest cell.
+#[derive(Default)]
+struct Grid {
+    rows: Vec<(String, Vec<String>)>,
+}
+
+impl Grid {
+    fn row(&mut self, label: &str, results: &[ResultJson], cell: impl Fn(&ResultJson) -> String) {
+        self.rows
+            .push((label.to_string(), results.iter().map(cell).collect()));
     }
-    out.push('\n');
+
+    fn render(&self, out: &mut String) {
+        let columns = self.rows.first().map_or(0, |(_, cells)| cells.len());
+        let widths: Vec<usize> = (0..columns)
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .map(|(_, cells)| cells[c].chars().count() + 2)
+                    .max()
+                    .unwrap_or(0)
+                    .max(COLUMN)
+            })
+            .collect();
+        for (i, (label, cells)) in self.rows.iter().enumerate() {
+            let _ = write!(out, "{label:<LABEL$}");
+            for (cell, width) in cells.iter().zip(&widths) {
+                let _ = write!(out, "{cell:>width$}");
+            }
+            out.push('\n');
+            if i == 0 {
+                let _ = writeln!(out, "{}", "-".repeat(LABEL + widths.iter().sum::<usize>()));
+            }
+        }
+    }
 }
 
 /// Renders the table and verdict for `report`.
@@ -105,34 +130,34 @@ pub(crate) fn render(report: &Report) -> String {
         report.timing.sample_every,
         human_ns(report.timing.clock_overhead_ns as f64)
     );
-    row(&mut out, "", results, |r| r.timer.clone());
-    let _ = writeln!(out, "{}", "-".repeat(LABEL + COLUMN * results.len()));
-    row(&mut out, "timer ops/s", results, |r| si(r.ops_per_sec));
-    row(&mut out, "scheduled (inserts)", results, |r| {
-        count(r.scheduled)
-    });
-    row(&mut out, "reset", results, |r| count(r.reset));
-    row(&mut out, "cancelled", results, |r| count(r.cancelled));
-    row(&mut out, "fired", results, |r| count(r.fired));
-    row(&mut out, "  idle / request timeouts", results, |r| {
+    let mut grid = Grid::default();
+    let mut row = |label: &str, results: &[ResultJson], cell: &dyn Fn(&ResultJson) -> String| {
+        grid.row(label, results, cell);
+    };
+    row("", results, &ResultJson::label);
+    row("timer ops/s", results, &|r| si(r.ops_per_sec));
+    row("scheduled (inserts)", results, &|r| count(r.scheduled));
+    row("reset", results, &|r| count(r.reset));
+    row("cancelled", results, &|r| count(r.cancelled));
+    row("fired", results, &|r| count(r.fired));
+    row("  idle / request timeouts", results, &|r| {
         format!(
             "{} / {}",
             si(r.idle_fired as f64),
             si(r.request_fired as f64)
         )
     });
-    row(&mut out, "early fires (must be 0)", results, |r| {
+    row("early fires (must be 0)", results, &|r| {
         count(r.early_fires)
     });
-    row(&mut out, "overdue at end", results, |r| {
-        count(r.overdue_at_end)
-    });
-    row(&mut out, "pending at end", results, |r| {
-        count(r.pending_at_end)
-    });
+    row("overdue at end", results, &|r| count(r.overdue_at_end));
+    row("pending at end", results, &|r| count(r.pending_at_end));
     for op in ["insert", "cancel", "reset", "fire"] {
-        row(&mut out, &format!("{op} cost p50/p99/max"), results, |r| {
+        row(&format!("{op} cost p50/p99/max"), results, &|r| {
             let c = r.cost.get(op).copied().unwrap_or_default();
+            if c.samples == 0 {
+                return "n/a".into();
+            }
             format!(
                 "{}/{}/{}",
                 human_ns(c.p50 as f64),
@@ -150,41 +175,43 @@ pub(crate) fn render(report: &Report) -> String {
         }
     };
     let label = |p: &str| format!("lateness {p}");
-    row(&mut out, &label("p50"), results, |r| {
+    row(&label("p50"), results, &|r| {
         late(r.lateness.percentiles.p50)
     });
-    row(&mut out, &label("p90"), results, |r| {
+    row(&label("p90"), results, &|r| {
         late(r.lateness.percentiles.p90)
     });
-    row(&mut out, &label("p99"), results, |r| {
+    row(&label("p99"), results, &|r| {
         late(r.lateness.percentiles.p99)
     });
-    row(&mut out, &label("p99.9"), results, |r| {
+    row(&label("p99.9"), results, &|r| {
         late(r.lateness.percentiles.p999)
     });
-    row(&mut out, &label("p99.99"), results, |r| {
+    row(&label("p99.99"), results, &|r| {
         late(r.lateness.percentiles.p9999)
     });
-    row(&mut out, &label("max"), results, |r| {
+    row(&label("max"), results, &|r| {
         late(r.lateness.percentiles.max)
     });
-    row(&mut out, "lateness clamped (> 1h)", results, |r| {
+    row("lateness clamped (> 1h)", results, &|r| {
         count(r.lateness.clamped)
     });
-    row(&mut out, "peak RSS", results, |r| {
+    row("peak RSS", results, &|r| {
         r.peak_rss_bytes.map_or("n/a".into(), bytes)
     });
-    row(&mut out, "bytes per live timer", results, |r| {
-        format!("{:.1}", r.bytes_per_timer)
+    row("bytes per live timer", results, &|r| {
+        if r.threads.is_some() {
+            "n/a".into()
+        } else {
+            format!("{:.1}", r.bytes_per_timer)
+        }
     });
-    row(&mut out, "peak live timers", results, |r| {
-        count(r.peak_live)
-    });
+    row("peak live timers", results, &|r| count(r.peak_live));
     if report.clock == "real" {
-        row(&mut out, "target / achieved req/s", results, |r| {
+        row("target / achieved req/s", results, &|r| {
             format!("{} / {}", si(r.target_rate), si(r.achieved_rate))
         });
-        row(&mut out, "arrival lag p99 / max", results, |r| {
+        row("arrival lag p99 / max", results, &|r| {
             let lag = r.arrival_lag.clone().unwrap_or_default();
             format!(
                 "{} / {}",
@@ -193,16 +220,15 @@ pub(crate) fn render(report: &Report) -> String {
             )
         });
     }
-    row(&mut out, "wall time", results, |r| {
-        human_ns(r.wall_secs * 1e9)
-    });
+    row("wall time", results, &|r| human_ns(r.wall_secs * 1e9));
+    grid.render(&mut out);
     out.push('\n');
     for r in results {
         if r.arrivals < r.arrivals_intended {
             let _ = writeln!(
                 out,
                 "note: {} fell behind: handled {} of {} requests ({} req/s achieved, {} targeted)",
-                r.timer,
+                r.label(),
                 count(r.arrivals),
                 count(r.arrivals_intended),
                 si(r.achieved_rate),
