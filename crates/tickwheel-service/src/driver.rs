@@ -69,6 +69,9 @@ impl<T, X: Timer<T>> Driver<T, X> {
         let shared = &*self.shared;
         let tick = shared.clock.now_tick(now);
         let mut more_due = false;
+        // Only the driver writes it: a plain load and store, no read-modify-write.
+        let turns = shared.turns.load(Ordering::Relaxed);
+        shared.turns.store(turns + 1, Ordering::Relaxed);
         self.batch.clear();
         for (i, shard) in shared.shards.iter().enumerate() {
             let before = self.batch.len();
@@ -193,6 +196,8 @@ impl<T, X: Timer<T>> Driver<T, X> {
                 None => std::thread::park(),
             }
             self.set_awake();
+            let wakeups = self.shared.wakeups.load(Ordering::Relaxed);
+            self.shared.wakeups.store(wakeups + 1, Ordering::Relaxed);
         }
     }
 }

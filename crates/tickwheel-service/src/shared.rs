@@ -54,6 +54,9 @@ pub(crate) struct Shared<T, X> {
     pub(crate) panicked: AtomicU64,
     pub(crate) rejected: AtomicU64,
     pub(crate) undelivered: AtomicU64,
+    /// Written by the driver only.
+    pub(crate) wakeups: AtomicU64,
+    pub(crate) turns: AtomicU64,
     /// Lateness in µs; written by the driver once per batch.
     pub(crate) lateness: Mutex<Histogram<u64>>,
     _payload: PhantomData<fn(T) -> T>,
@@ -90,6 +93,8 @@ impl<T, X: Timer<T>> Shared<T, X> {
             panicked: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
             undelivered: AtomicU64::new(0),
+            wakeups: AtomicU64::new(0),
+            turns: AtomicU64::new(0),
             lateness: Mutex::new(new_lateness_histogram()),
             _payload: PhantomData,
         }
@@ -243,6 +248,8 @@ impl<T, X: Timer<T>> Shared<T, X> {
             panicked: self.panicked.load(Ordering::Relaxed),
             rejected: self.rejected.load(Ordering::Relaxed),
             undelivered: self.undelivered.load(Ordering::Relaxed),
+            wakeups: self.wakeups.load(Ordering::Relaxed),
+            turns: self.turns.load(Ordering::Relaxed),
             shards: self.shards.len(),
             lateness_us: self.lateness.lock().clone(),
         }

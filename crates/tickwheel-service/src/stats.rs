@@ -51,6 +51,11 @@ pub struct ServiceStats {
     pub rejected: u64,
     /// Fired timers dropped because every receiver of the delivery channel was gone.
     pub undelivered: u64,
+    /// Times the driver thread woke from sleep (deadline reached, an earlier deadline arrived,
+    /// or a wheel's early slot-boundary answer). An idle service does not add to it.
+    pub wakeups: u64,
+    /// Driver turns (each locks every shard once to poll).
+    pub turns: u64,
     /// Shards in the service.
     pub shards: usize,
     /// Fire lateness in microseconds: delivery start minus the deadline (rounded up to a tick).
