@@ -92,7 +92,7 @@ fn model_run(kind: Kind, shards: usize) {
     let mut ended = HashMap::new(); // id -> how it ended
     let mut seq = 0u64;
     let mut now: Tick = 0;
-    for id in 0..4_000u64 {
+    for id in 0..20_000u64 {
         match rng.below(10) {
             0..=4 => {
                 let deadline = now

@@ -96,14 +96,15 @@ pub(crate) fn run(addr: SocketAddr, plan: &Plan) -> io::Result<Run> {
         // client to the server (a full accept queue would otherwise stall `connect` for a
         // one-second SYN retry) and proves the connection is served.
         std.set_read_timeout(Some(Duration::from_secs(10)))?;
-        (&std).write_all(b"hello\n")?;
-        // Taken right after the send: the server's read, and so its timer, can only be later.
+        // Taken just before each send: the server's read, and so its timer, can only be later
+        // (a timestamp taken after `write` could be late if this thread is preempted).
         let mut last_send = Instant::now();
+        (&std).write_all(b"hello\n")?;
         let mut echo = [0u8; 6];
         (&std).read_exact(&mut echo)?;
         if role == Role::Stuck {
-            (&std).write_all(b"GET /never-finished")?;
             last_send = Instant::now();
+            (&std).write_all(b"GET /never-finished")?;
         }
         std.set_nonblocking(true)?;
         let mut stream = TcpStream::from_std(std);
@@ -199,8 +200,9 @@ fn ping(conns: &mut [Conn]) {
         .iter_mut()
         .filter(|c| c.role == Role::Busy && c.closed_at.is_none())
     {
+        let before = Instant::now();
         match c.stream.write(b"ping\n") {
-            Ok(_) => c.last_send = Instant::now(),
+            Ok(_) => c.last_send = before,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(_) => c.closed_at = Some(Instant::now()),
         }
