@@ -100,7 +100,7 @@ fn diff(
 /// Drives every configured implementation, writes the reports, prints the table.
 fn load(config: &Config) -> Result<u8, Error> {
     let started = SystemTime::now();
-    let overhead_ns = measure::clock_overhead_ns();
+    let (overhead_ns, resolution_ns) = measure::clock_overhead_ns();
     let mut outcomes = Vec::with_capacity(config.kinds.len());
     for &kind in &config.kinds {
         let runs: Vec<Option<usize>> = match &config.service {
@@ -126,6 +126,7 @@ fn load(config: &Config) -> Result<u8, Error> {
         }
     }
     let mut report = Report::new(config, &outcomes, overhead_ns);
+    report.timing.clock_resolution_ns = resolution_ns;
     report.failures = gate::failures(&report, &config.thresholds);
     report.passed = report.failures.is_empty();
     report::write_all(&config.out, &report, &outcomes, started)?;

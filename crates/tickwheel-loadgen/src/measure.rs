@@ -412,8 +412,10 @@ impl<X: Timer<u64>> Probe<X> {
     }
 }
 
-/// The cost of timing nothing: the median of many back-to-back `Instant` readings, in ns.
-pub(crate) fn clock_overhead_ns() -> u64 {
+/// What timing costs and resolves: the median of many back-to-back `Instant` reading pairs (the
+/// overhead subtracted from each sample), and the smallest non-zero difference seen (the clock's
+/// granularity: costs below it read as 0 or one step), both in ns.
+pub(crate) fn clock_overhead_ns() -> (u64, u64) {
     let mut samples: Vec<u64> = (0..10_001)
         .map(|_| {
             let started = Instant::now();
@@ -421,7 +423,8 @@ pub(crate) fn clock_overhead_ns() -> u64 {
         })
         .collect();
     samples.sort_unstable();
-    samples[samples.len() / 2]
+    let resolution = samples.iter().copied().find(|&d| d > 0).unwrap_or(1);
+    (samples[samples.len() / 2], resolution)
 }
 
 /// Resets the kernel's peak-RSS mark for this process (Linux `clear_refs` value 5). Best

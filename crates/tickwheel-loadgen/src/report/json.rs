@@ -70,6 +70,10 @@ pub(crate) struct TimingJson {
     pub(crate) sample_every: u32,
     /// The cost of an empty `Instant` pair, subtracted from each sample.
     pub(crate) clock_overhead_ns: u64,
+    /// The smallest non-zero step of the clock seen; costs near it are at the limit of what can
+    /// be measured.
+    #[serde(default)]
+    pub(crate) clock_resolution_ns: u64,
 }
 
 /// Percentiles of a distribution.
@@ -361,6 +365,7 @@ impl Report {
             timing: TimingJson {
                 sample_every: SAMPLE_EVERY,
                 clock_overhead_ns: overhead_ns,
+                clock_resolution_ns: 0,
             },
             results: outcomes
                 .iter()

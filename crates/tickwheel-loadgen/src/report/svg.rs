@@ -188,7 +188,7 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)], unit
                 path.join(" ")
             );
         }
-        let ly = TOP + 20.0 + i as f64 * 46.0;
+        let ly = TOP + 20.0 + i as f64 * 56.0;
         let lx = LEFT + plot_w + 16.0;
         let p999 = if h.is_empty() {
             0
@@ -212,6 +212,36 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)], unit
             fmt(p999),
             fmt(max)
         );
+        // On the real clock, a stalled loop (a busy machine) makes every timer late; the loop's
+        // own lag tells that apart from the timer's.
+        if let Some(lag) = report.results.get(i).and_then(|r| r.arrival_lag.as_ref()) {
+            let _ = writeln!(
+                out,
+                r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#444">loop lag max {}</text>"##,
+                lx + 44.0,
+                ly + 35.0,
+                human_ns(lag.percentiles.max as f64)
+            );
+        }
+    }
+    if unit == "ns" {
+        let lx = LEFT + plot_w + 16.0;
+        let ly = TOP + 20.0 + series.len() as f64 * 56.0 + 6.0;
+        for (k, line) in [
+            "lateness = fire instant minus",
+            "intended deadline; deadlines round",
+            "up to the tick, so up to one tick",
+            "late is by design",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let _ = writeln!(
+                out,
+                r##"<text x="{lx:.1}" y="{:.1}" font-size="11" fill="#666">{line}</text>"##,
+                ly + k as f64 * 14.0
+            );
+        }
     }
     if raw_max == 0.0 && lines.iter().any(|l| !l.is_empty()) {
         let _ = writeln!(
@@ -255,11 +285,16 @@ pub(crate) fn cost(report: &Report) -> String {
     let mut out = String::new();
     header(
         &mut out,
-        &format!("Cost per operation — {} clock (lower is better)", report.clock),
         &format!(
-            "bar: median, whisker: 99th percentile; 1 call in {} timed, {} clock overhead subtracted",
+            "Cost per operation — {} clock (lower is better)",
+            report.clock
+        ),
+        &format!(
+            "bar: median, whisker: 99th percentile; 1 call in {} timed, {} clock overhead \
+             subtracted, clock step {}",
             report.timing.sample_every,
-            human_ns(report.timing.clock_overhead_ns as f64)
+            human_ns(report.timing.clock_overhead_ns as f64),
+            human_ns(report.timing.clock_resolution_ns as f64)
         ),
     );
     for k in 0..=decades as u32 {

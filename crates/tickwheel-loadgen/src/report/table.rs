@@ -125,10 +125,11 @@ pub(crate) fn render(report: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        "cost: 1 call in {} timed per operation, {} clock overhead subtracted; ops/s = timer calls \
-         per second spent inside the timer\n",
+        "cost: 1 call in {} timed per operation, {} clock overhead subtracted, clock step {}; \
+         ops/s = timer calls per second spent inside the timer\n",
         report.timing.sample_every,
-        human_ns(report.timing.clock_overhead_ns as f64)
+        human_ns(report.timing.clock_overhead_ns as f64),
+        human_ns(report.timing.clock_resolution_ns as f64)
     );
     let mut grid = Grid::default();
     let mut row = |label: &str, results: &[ResultJson], cell: &dyn Fn(&ResultJson) -> String| {
