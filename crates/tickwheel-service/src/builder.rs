@@ -11,6 +11,10 @@ use crate::{BuildError, Delivery, ManualDriver, TimerService};
 
 /// The most shards a service may have (a key stores the shard index in 32 bits; far more than
 /// any machine has cores).
+///
+/// ```
+/// assert!(tickwheel_service::MAX_SHARDS >= 1024);
+/// ```
 pub const MAX_SHARDS: usize = 1 << 16;
 
 /// Configures and builds a [`TimerService`] (driver thread) or a [`ManualDriver`] (no thread).

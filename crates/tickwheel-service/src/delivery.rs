@@ -62,6 +62,14 @@ pub struct Unfired<T> {
 }
 
 /// The callback type: runs on the driver thread, once per fired timer.
+///
+/// ```
+/// use tickwheel_service::{Callback, Delivery, Fired};
+///
+/// let log: Callback<u32> = Box::new(|fired: Fired<u32>| println!("timer {} fired", fired.payload));
+/// let delivery = Delivery::Callback(log);
+/// # drop(delivery);
+/// ```
 pub type Callback<T> = Box<dyn FnMut(Fired<T>) + Send + 'static>;
 
 /// Where fired timers go.

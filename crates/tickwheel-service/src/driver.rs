@@ -8,6 +8,12 @@
 //! producer unparks it. [`ManualDriver`] exposes the same two steps with the clock in the
 //! caller's hands and no thread, so tests are deterministic.
 //!
+//! After a turn at tick `n` that found nothing, the driver looks again at `n + 1` at the
+//! earliest, whatever a wheel's `next_deadline` answers (a wheel may answer a slot boundary at
+//! or before `n`): the driver can never spin. The price: a timer scheduled for a tick that is
+//! already due, in the instant between the driver's last poll of its shard and its sleep, fires
+//! one tick late instead of at once.
+//!
 //! Why one driver thread for all shards and not one per shard: shards exist to spread the
 //! producers' lock traffic; the driver's work per fired timer is a few hundred nanoseconds, so
 //! one thread delivers millions per second, and one sleeping thread is one wake-up per deadline
@@ -27,9 +33,24 @@ use crate::{Delivery, Fired, ServiceKey, ServiceStats, TimerHandle, Unfired};
 
 /// Most timers taken from one shard per lock hold: bounds how long a producer can wait on a
 /// shard lock behind the driver.
+///
+/// ```
+/// assert!(tickwheel_service::BATCH >= 64);
+/// ```
 pub const BATCH: usize = 256;
 
 /// What one [`ManualDriver::turn`] did.
+///
+/// ```
+/// use tickwheel_service::{Builder, Delivery};
+///
+/// let (delivery, _fired) = Delivery::channel();
+/// let mut driver = Builder::new().build_manual(delivery).unwrap();
+/// let t0 = driver.clock().origin();
+/// let _ = driver.handle().schedule_at(t0, ()).unwrap();
+/// let turn = driver.turn(t0 + std::time::Duration::from_millis(3));
+/// assert_eq!((turn.delivered, turn.more_due, turn.now_tick), (1, false, 3));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Turn {

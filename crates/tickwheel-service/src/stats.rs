@@ -9,6 +9,10 @@ use hdrhistogram::Histogram;
 
 /// The largest lateness the histogram resolves, in microseconds (one hour); later fires are
 /// recorded as this value.
+///
+/// ```
+/// assert_eq!(tickwheel_service::LATENESS_MAX_US, 3_600 * 1_000_000);
+/// ```
 pub const LATENESS_MAX_US: u64 = 3_600_000_000;
 
 /// A snapshot of a service's counters, from [`TimerHandle::stats`](crate::TimerHandle::stats).
