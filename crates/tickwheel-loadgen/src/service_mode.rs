@@ -197,8 +197,11 @@ where
     }
     let stopped = Instant::now();
     let now_tick = clock.now_tick(stopped);
-    let stats = service.stats();
+    // Shut down first (joining the driver, so every fire is delivered and counted), then read
+    // the counters: read before, the driver could still fire between the two.
+    let handle = service.handle();
     let unfired = service.shutdown();
+    let stats = handle.stats();
     let overdue_at_end = unfired
         .iter()
         .filter(|u| u.deadline.is_some_and(|d| clock.now_tick(d) <= now_tick))
