@@ -13,6 +13,7 @@
 //!   the syscall per sleep.
 //! - Once a shard is `closed` it stays closed and empty.
 
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -68,9 +69,17 @@ pub(crate) struct Shared<T, X> {
 fn shard_hint() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
-        static HINT: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+        // `usize::MAX` until first use; a const initializer keeps the access a plain TLS load.
+        static HINT: Cell<usize> = const { Cell::new(usize::MAX) };
     }
-    HINT.with(|h| *h)
+    HINT.with(|h| {
+        let mut hint = h.get();
+        if hint == usize::MAX {
+            hint = NEXT.fetch_add(1, Ordering::Relaxed) & (usize::MAX >> 1);
+            h.set(hint);
+        }
+        hint
+    })
 }
 
 impl<T, X: Timer<T>> Shared<T, X> {
@@ -102,12 +111,11 @@ impl<T, X: Timer<T>> Shared<T, X> {
 
     pub(crate) fn schedule(&self, tick: Tick, payload: T) -> Result<ServiceKey, ScheduleError<T>> {
         let n = self.shards.len();
-        let first = shard_hint() % n;
+        let mut i = if n == 1 { 0 } else { shard_hint() % n };
         let mut payload = payload;
         // The preferred shard first; when it is at its share of the capacity, the others, so the
         // service refuses only when it is full as a whole.
-        for step in 0..n {
-            let i = (first + step) % n;
+        for _ in 0..n {
             let mut shard = self.shards[i].0.lock();
             if shard.closed {
                 drop(shard);
@@ -122,6 +130,7 @@ impl<T, X: Timer<T>> Shared<T, X> {
                 }
                 Err(full) => payload = full.into_inner(),
             }
+            i = if i + 1 == n { 0 } else { i + 1 };
         }
         self.rejected.fetch_add(1, Ordering::Relaxed);
         Err(ScheduleError::Full(payload))
