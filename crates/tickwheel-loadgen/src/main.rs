@@ -3,7 +3,7 @@
 //!
 //! # Code map
 //! - [`args`]: the command line (clap derive; the doc comments are the `--help`).
-//! - [`config`]: the validated [`Config`](config::Config); every input check happens there,
+//! - [`config`]: the validated [`config::Config`]; every input check happens there,
 //!   before any load.
 //! - [`workload`]: the seeded event generator (arrivals, connections, service times).
 //! - [`server`]: what each event does to the timer (the modelled server's connections and
@@ -13,7 +13,7 @@
 //! - [`measure`]: saturating histograms, sampled per-call cost, memory.
 //! - [`outcome`]: what one implementation's run produced.
 //! - [`report`]: table, `report.json`, `.hgrm`, `.hlog`, SVG plots.
-//! - [`gate`]: thresholds and the always-on checks; [`diff`]: comparing two reports.
+//! - [`gate`]: thresholds and the always-on checks; [`mod@diff`]: comparing two reports.
 //!
 //! # Invariants
 //! - The event sequence depends only on the workload and seed, never on the implementation.
