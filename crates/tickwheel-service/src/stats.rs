@@ -5,6 +5,8 @@
 //! cache line. The rare counters (panicked, rejected, undelivered) are shared atomics. The
 //! lateness histogram is written by the driver alone, once per batch.
 
+use std::fmt;
+
 use hdrhistogram::Histogram;
 
 /// The largest lateness the histogram resolves, in microseconds (one hour); later fires are
@@ -34,7 +36,7 @@ pub const LATENESS_MAX_US: u64 = 3_600_000_000;
 /// assert_eq!((stats.scheduled, stats.cancelled, stats.fired, stats.pending), (2, 1, 1, 0));
 /// assert_eq!(stats.lateness_us.len(), 1);
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct ServiceStats {
     /// Timers waiting in the shards now.
@@ -65,6 +67,37 @@ pub struct ServiceStats {
     /// Fire lateness in microseconds: delivery start minus the deadline (rounded up to a tick).
     /// Saturates at [`LATENESS_MAX_US`].
     pub lateness_us: Histogram<u64>,
+}
+
+/// Summarises the histogram (count, p50, p99, max) instead of printing its buckets.
+impl fmt::Debug for ServiceStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let h = &self.lateness_us;
+        f.debug_struct("ServiceStats")
+            .field("pending", &self.pending)
+            .field("scheduled", &self.scheduled)
+            .field("cancelled", &self.cancelled)
+            .field("reset", &self.reset)
+            .field("fired", &self.fired)
+            .field("drained", &self.drained)
+            .field("panicked", &self.panicked)
+            .field("rejected", &self.rejected)
+            .field("undelivered", &self.undelivered)
+            .field("wakeups", &self.wakeups)
+            .field("turns", &self.turns)
+            .field("shards", &self.shards)
+            .field(
+                "lateness_us",
+                &format_args!(
+                    "{{ count: {}, p50: {}, p99: {}, max: {} }}",
+                    h.len(),
+                    h.value_at_quantile(0.5),
+                    h.value_at_quantile(0.99),
+                    h.max()
+                ),
+            )
+            .finish()
+    }
 }
 
 pub(crate) fn new_lateness_histogram() -> Histogram<u64> {
