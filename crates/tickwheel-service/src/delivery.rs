@@ -76,8 +76,10 @@ pub type Callback<T> = Box<dyn FnMut(Fired<T>) + Send + 'static>;
 ///
 /// * [`Delivery::Channel`]: the driver sends each [`Fired`] on a crossbeam channel; any number
 ///   of threads may receive. With a bounded channel a slow consumer slows the driver (later
-///   timers fire late, none is lost). If every receiver is gone the payload is dropped and
-///   counted in [`ServiceStats::undelivered`](crate::ServiceStats::undelivered).
+///   timers fire late, none is lost) until shutdown: then a send that still cannot go through
+///   is given up, so shutdown never hangs on a consumer that stopped receiving. A payload that
+///   cannot be sent (every receiver gone, or given up at shutdown) is dropped and counted in
+///   [`ServiceStats::undelivered`](crate::ServiceStats::undelivered).
 /// * [`Delivery::Callback`]: the driver calls the closure, outside every lock, so it may
 ///   schedule, cancel and reset. A panic is caught and counted
 ///   ([`ServiceStats::panicked`](crate::ServiceStats::panicked)); later timers still fire. A

@@ -21,9 +21,11 @@
 //! order and one histogram writer.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{SendTimeoutError, Sender, TrySendError};
 
 use tickwheel::{Expired, Tick, Timer};
 
@@ -131,7 +133,7 @@ impl<T, X: Timer<T>> Driver<T, X> {
             };
             match &mut self.delivery {
                 Delivery::Channel(tx) => {
-                    if tx.send(fired).is_err() {
+                    if !send(tx, fired, &shared.stopping) {
                         shared.undelivered.fetch_add(1, Ordering::Relaxed);
                     }
                 }
@@ -221,6 +223,28 @@ impl<T, X: Timer<T>> Driver<T, X> {
             self.shared.wakeups.store(wakeups + 1, Ordering::Relaxed);
         }
     }
+}
+
+/// Sends on the delivery channel. A full bounded channel makes the driver wait (later timers
+/// are late, not lost) — but not past shutdown, so a consumer that stopped receiving cannot
+/// hang `shutdown`. Returns `false` when the timer could not be delivered (every receiver is
+/// gone, or shutdown came while the channel stayed full).
+fn send<T>(tx: &Sender<Fired<T>>, fired: Fired<T>, stopping: &AtomicBool) -> bool {
+    let mut fired = match tx.try_send(fired) {
+        Ok(()) => return true,
+        Err(TrySendError::Disconnected(_)) => return false,
+        Err(TrySendError::Full(fired)) => fired,
+    };
+    // Wait in short slices so shutdown is noticed; once it is, the rest of the batch does not
+    // wait at all.
+    while !stopping.load(Ordering::Acquire) {
+        match tx.send_timeout(fired, Duration::from_millis(10)) {
+            Ok(()) => return true,
+            Err(SendTimeoutError::Disconnected(_)) => return false,
+            Err(SendTimeoutError::Timeout(back)) => fired = back,
+        }
+    }
+    false
 }
 
 /// The driver's step with the clock in your hands and no thread: for deterministic tests and

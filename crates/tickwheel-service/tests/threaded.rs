@@ -440,3 +440,31 @@ fn handles_are_clone_send_sync() {
     send::<TimerService<u64>>();
     let _ = AtomicUsize::new(0);
 }
+
+#[test]
+fn shutdown_does_not_hang_on_a_full_bounded_channel() {
+    // A consumer that stopped receiving: the driver waits on the full channel, and shutdown
+    // must still return (the timer the driver holds is counted as undelivered).
+    let (tx, rx) = tickwheel_service::crossbeam_channel::bounded(1);
+    let service: TimerService<u32> = Builder::new().build(Delivery::Channel(tx)).unwrap();
+    let handle = service.handle();
+    for i in 0..3 {
+        let _ = service.schedule_after(Duration::ZERO, i).unwrap();
+    }
+    let deadline = Instant::now() + GENEROUS;
+    while handle.stats().fired < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "the driver did not take the due timers"
+        );
+        thread::sleep(MS);
+    }
+    let start = Instant::now();
+    assert!(service.shutdown().is_empty());
+    assert!(
+        start.elapsed() < GENEROUS,
+        "shutdown hung on a full channel"
+    );
+    assert_eq!(rx.try_recv().unwrap().payload, 0);
+    assert_eq!(handle.stats().undelivered, 2);
+}
