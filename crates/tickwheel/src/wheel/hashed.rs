@@ -134,8 +134,7 @@ impl<T> HashedWheel<T> {
     }
 
     #[inline]
-    fn place(&mut self, index: u32) {
-        let deadline = self.slab.at(index).deadline;
+    fn place(&mut self, index: u32, deadline: Tick) {
         if deadline <= self.cursor {
             self.due.push(&mut self.slab, index, self.cursor);
             return;
@@ -157,8 +156,7 @@ impl<T> HashedWheel<T> {
     }
 
     #[inline]
-    fn unplace(&mut self, index: u32) {
-        let deadline = self.slab.at(index).deadline;
+    fn unplace(&mut self, index: u32, deadline: Tick) {
         if deadline <= self.cursor {
             self.due.remove(&mut self.slab, index, self.cursor);
             return;
@@ -306,7 +304,7 @@ impl<T> Timer<T> for HashedWheel<T> {
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
         match self.slab.insert(Entry::new(deadline, payload)) {
             Ok(key) => {
-                self.place(key.index);
+                self.place(key.index, deadline);
                 self.stats.inserted += 1;
                 Ok(key)
             }
@@ -319,16 +317,17 @@ impl<T> Timer<T> for HashedWheel<T> {
 
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
         let index = self.slab.resolve(key)?;
-        self.unplace(index);
+        self.unplace(index, self.slab.at(index).deadline);
         self.stats.cancelled += 1;
         Some(self.slab.remove_at(index).payload)
     }
 
     fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
         let index = self.slab.resolve(key).ok_or(StaleKeyError { key })?;
-        self.unplace(index);
+        // Take it out where its old deadline put it (the due queue reads the entry's deadline).
+        self.unplace(index, self.slab.at(index).deadline);
         self.slab.at_mut(index).deadline = deadline;
-        self.place(index);
+        self.place(index, deadline);
         self.stats.reset += 1;
         Ok(())
     }

@@ -101,8 +101,7 @@ impl<T> HierarchicalWheel<T> {
 
     /// Puts a timer (already in the slab, unlinked) where its deadline says.
     #[inline]
-    fn place(&mut self, index: u32) {
-        let deadline = self.slab.at(index).deadline;
+    fn place(&mut self, index: u32, deadline: Tick) {
         if deadline <= self.elapsed {
             self.due.push(&mut self.slab, index, self.elapsed);
             return;
@@ -118,8 +117,7 @@ impl<T> HierarchicalWheel<T> {
 
     /// Takes a timer out of wherever it is.
     #[inline]
-    fn unplace(&mut self, index: u32) {
-        let deadline = self.slab.at(index).deadline;
+    fn unplace(&mut self, index: u32, deadline: Tick) {
         if deadline <= self.elapsed {
             self.due.remove(&mut self.slab, index, self.elapsed);
             return;
@@ -148,7 +146,8 @@ impl<T> HierarchicalWheel<T> {
         self.elapsed = t;
         if crossed {
             while let Some(index) = self.overflow.pop_first_until(span_end(t)) {
-                self.place(index);
+                let deadline = self.slab.at(index).deadline;
+                self.place(index, deadline);
                 self.stats.cascaded += 1;
             }
         }
@@ -164,7 +163,8 @@ impl<T> HierarchicalWheel<T> {
             self.due.ready.append(&mut self.slab, &mut list);
         } else {
             while let Some(index) = list.pop_front(&mut self.slab) {
-                self.place(index);
+                let deadline = self.slab.at(index).deadline;
+                self.place(index, deadline);
                 self.stats.cascaded += 1;
             }
         }
@@ -199,7 +199,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
         match self.slab.insert(Entry::new(deadline, payload)) {
             Ok(key) => {
-                self.place(key.index);
+                self.place(key.index, deadline);
                 self.stats.inserted += 1;
                 Ok(key)
             }
@@ -212,16 +212,17 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
 
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
         let index = self.slab.resolve(key)?;
-        self.unplace(index);
+        self.unplace(index, self.slab.at(index).deadline);
         self.stats.cancelled += 1;
         Some(self.slab.remove_at(index).payload)
     }
 
     fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
         let index = self.slab.resolve(key).ok_or(StaleKeyError { key })?;
-        self.unplace(index);
+        // Take it out where its old deadline put it (the due queue reads the entry's deadline).
+        self.unplace(index, self.slab.at(index).deadline);
         self.slab.at_mut(index).deadline = deadline;
-        self.place(index);
+        self.place(index, deadline);
         self.stats.reset += 1;
         Ok(())
     }
