@@ -93,7 +93,9 @@ impl Sampler {
         let result = f();
         let ns = nanos(started.elapsed()).saturating_sub(self.overhead_ns);
         self.cost[op as usize].record(ns);
-        self.intervals.record(ns);
+        if op != Op::Idle {
+            self.intervals.record(ns);
+        }
         result
     }
 }
