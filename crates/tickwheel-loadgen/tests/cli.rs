@@ -223,20 +223,42 @@ fn compare_writes_every_report_and_counts_agree() {
 #[test]
 fn crossing_a_threshold_exits_1_and_says_which() {
     let dir = tempfile::tempdir().unwrap();
-    let extra = with(
-        &["run", "--timer", "heap", "--max-cost", "insert.max=1ns"],
-        &small(dir.path()),
-    );
-    let output = run_owned(&extra);
+    // Real-clock lateness is always above 1 ns (deadlines round up to the next tick), so this
+    // line is crossed on any machine.
+    let output = run(&[
+        "run",
+        "--timer",
+        "heap",
+        "--clock",
+        "real",
+        "--duration",
+        "300ms",
+        "--connections",
+        "500",
+        "--rate",
+        "2000",
+        "--request-timeout",
+        "10ms",
+        "--slow-fraction",
+        "0.2",
+        "--max-lateness",
+        "p50=1ns",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
     let stdout = text(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(
-        stdout.contains("FAIL") && stdout.contains("crossed --max-cost insert.max=1ns"),
+        stdout.contains("FAIL") && stdout.contains("crossed --max-lateness p50=1ns"),
         "{stdout}"
     );
     let json = report(dir.path());
     assert_eq!(json["passed"], false);
     assert_eq!(json["results"].as_array().unwrap().len(), 1);
+    assert!(json["failures"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("heap: lateness"));
 
     let generous = with(
         &[
