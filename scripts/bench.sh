@@ -2,7 +2,7 @@
 # Runs the criterion suite (benches/benches/timers.rs) and the memory probe, then writes the
 # comparison table to docs/bench-results.md (and prints it).
 #
-#   scripts/bench.sh           all sizes (10k, 100k, 1M), longer measurements (~40 min on 2 cores)
+#   scripts/bench.sh           all sizes (10k, 100k, 1M), longer measurements (about 25 min on 2 cores)
 #   scripts/bench.sh --quick   100k and 1M only, short measurements (under 10 min on 2 cores)
 #
 # Each workload × implementation runs in its own bench process under `timeout`, so one that
