@@ -40,7 +40,9 @@ for line in sys.stdin:
 bench_bin=$(cargo bench -p tickwheel-benches --bench timers --no-run --message-format=json | executable timers)
 memory_bin=$(cargo build --release -p tickwheel-benches --bin memory --message-format=json | executable memory)
 
-export CRITERION_HOME="$PWD/target/bench-criterion"
+target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
+mkdir -p "$target_dir"
+export CRITERION_HOME="$target_dir/bench-criterion"
 rm -rf "$CRITERION_HOME"
 workloads=(insert insert_cancel churn_random churn_io reset_later expire poll_idle)
 impls=(tw-hashed tw-hierarchical tw-heap tw-lazy-heap tokio-delayqueue timer-queue hhwt binaryheap-lazy btreemap)
@@ -56,6 +58,6 @@ for w in "${workloads[@]}"; do
 done
 
 mkdir -p docs
-"$memory_bin" > target/bench-memory.tsv || failed+=(memory)
-python3 benches/report.py "$CRITERION_HOME" target/bench-memory.tsv docs/bench-results.md \
+"$memory_bin" > "$target_dir/bench-memory.tsv" || failed+=(memory)
+python3 benches/report.py "$CRITERION_HOME" "$target_dir/bench-memory.tsv" docs/bench-results.md \
     "$command" "$load_start" "${failed[@]}"
