@@ -106,9 +106,8 @@ pub(crate) fn run<X: Timer<u64>>(
     // Arrivals whose intended time fell within the run but were never handled.
     let mut intended = server.arrivals;
     let end_ns = nanos(workload.duration);
-    while let Some(a) = arrival.filter(|a| a.at_ns <= end_ns) {
+    while arrival.is_some_and(|a| a.at_ns <= end_ns) {
         intended += 1;
-        let _ = a;
         arrival = generator.next_arrival();
     }
     // The last poll was at `now`: what is due by then and still pending is overdue.
