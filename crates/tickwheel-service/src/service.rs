@@ -81,6 +81,7 @@ impl<T, X: Timer<T>> TimerHandle<T, X> {
     /// let f = fired.recv().unwrap();
     /// assert!(f.fired_at >= at);
     /// ```
+    #[inline]
     pub fn schedule_at(
         &self,
         deadline: Instant,
@@ -105,6 +106,7 @@ impl<T, X: Timer<T>> TimerHandle<T, X> {
     /// service.schedule_after(Duration::MAX, "never").unwrap();
     /// assert_eq!(service.pending(), 1);
     /// ```
+    #[inline]
     pub fn schedule_after(
         &self,
         delay: Duration,
@@ -131,6 +133,7 @@ impl<T, X: Timer<T>> TimerHandle<T, X> {
     /// assert_eq!(driver.run_due(at), 1);
     /// assert_eq!(fired.recv().unwrap().payload, "tick 3");
     /// ```
+    #[inline]
     pub fn schedule_at_tick(&self, tick: Tick, payload: T) -> Result<ServiceKey, ScheduleError<T>> {
         self.shared.schedule(tick, payload)
     }
@@ -153,6 +156,7 @@ impl<T, X: Timer<T>> TimerHandle<T, X> {
     /// assert_eq!(service.cancel(key), Ok("timeout"));
     /// assert_eq!(service.cancel(key), Err(KeyError::NotPending));
     /// ```
+    #[inline]
     pub fn cancel(&self, key: ServiceKey) -> Result<T, KeyError> {
         self.shared.cancel(key)
     }
@@ -173,6 +177,7 @@ impl<T, X: Timer<T>> TimerHandle<T, X> {
     /// service.reset_at(key, Instant::now()).unwrap(); // now instead
     /// assert_eq!(fired.recv().unwrap().key, key);
     /// ```
+    #[inline]
     pub fn reset_at(&self, key: ServiceKey, deadline: Instant) -> Result<(), KeyError> {
         let tick = self.shared.clock.deadline_tick(deadline);
         self.shared.reset(key, tick)
@@ -193,6 +198,7 @@ impl<T, X: Timer<T>> TimerHandle<T, X> {
     /// service.reset_after(idle, Duration::from_secs(30)).unwrap(); // bytes arrived
     /// assert_eq!(service.stats().reset, 1);
     /// ```
+    #[inline]
     pub fn reset_after(&self, key: ServiceKey, delay: Duration) -> Result<(), KeyError> {
         let tick = self.shared.clock.deadline_after(Instant::now(), delay);
         self.shared.reset(key, tick)
@@ -212,6 +218,7 @@ impl<T, X: Timer<T>> TimerHandle<T, X> {
     /// driver.handle().reset_at_tick(key, 20).unwrap();
     /// assert_eq!(driver.handle().deadline(key), driver.clock().instant_of(20));
     /// ```
+    #[inline]
     pub fn reset_at_tick(&self, key: ServiceKey, tick: Tick) -> Result<(), KeyError> {
         self.shared.reset(key, tick)
     }

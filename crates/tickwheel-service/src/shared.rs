@@ -66,6 +66,7 @@ pub(crate) struct Shared<T, X> {
 /// Gives each thread a fixed shard preference: a thread's timers share one shard (and so keep
 /// FIFO order among themselves), and threads spread over shards without a shared counter on
 /// the hot path.
+#[inline]
 fn shard_hint() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
@@ -109,6 +110,7 @@ impl<T, X: Timer<T>> Shared<T, X> {
         }
     }
 
+    #[inline]
     pub(crate) fn schedule(&self, tick: Tick, payload: T) -> Result<ServiceKey, ScheduleError<T>> {
         let n = self.shards.len();
         let mut i = if n == 1 { 0 } else { shard_hint() % n };
@@ -136,6 +138,7 @@ impl<T, X: Timer<T>> Shared<T, X> {
         Err(ScheduleError::Full(payload))
     }
 
+    #[inline]
     pub(crate) fn cancel(&self, key: ServiceKey) -> Result<T, KeyError> {
         let Some(shard) = self.shards.get(key.shard()) else {
             return Err(KeyError::NotPending);
@@ -152,6 +155,7 @@ impl<T, X: Timer<T>> Shared<T, X> {
         payload.ok_or(KeyError::NotPending)
     }
 
+    #[inline]
     pub(crate) fn reset(&self, key: ServiceKey, tick: Tick) -> Result<(), KeyError> {
         let Some(shard) = self.shards.get(key.shard()) else {
             return Err(KeyError::NotPending);
@@ -177,6 +181,7 @@ impl<T, X: Timer<T>> Shared<T, X> {
 
     /// Wakes a sleeping driver if `tick` is before the tick it sleeps until. Costs one atomic
     /// load when it is not.
+    #[inline]
     fn wake_for(&self, tick: Tick) {
         // Ordering: the insert was published by the shard unlock. Either the driver's scan of
         // this shard comes after that unlock (and sees the timer), or it came before our lock,
