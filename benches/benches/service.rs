@@ -10,8 +10,13 @@
 //! all threads together, so with perfect scaling it halves from 1 to 2 threads (this machine
 //! has 2 cores; 4 threads oversubscribe it).
 //!
+//! After criterion it prints a small table of wall and CPU nanoseconds per element for a fixed
+//! run of each configuration: on a loaded machine wall time mostly shows waiting for a core,
+//! CPU time shows what contention costs.
+//!
 //! ```text
 //! cargo bench -p tickwheel-benches --bench service
+//! cargo bench -p tickwheel-benches --bench service -- cpu   # only the CPU table
 //! ```
 
 use std::collections::VecDeque;
@@ -156,5 +161,52 @@ fn schedule_cancel(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, schedule_cancel);
+/// utime + stime of this process in seconds, from `/proc/self/stat` (10 ms resolution).
+fn process_cpu() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / 100.0)
+}
+
+/// Wall time per element hides contention on a loaded machine (threads wait for a core, not
+/// for a lock). CPU time per element does not: a contended lock burns CPU spinning and in
+/// futex calls. So after criterion, run a fixed amount of work per configuration and print
+/// both, with the load average, to stderr.
+fn cpu_per_element(c: &mut Criterion) {
+    let _ = c;
+    const OPS: u64 = 3_000_000;
+    let locked = Locked::new();
+    let service = service();
+    eprintln!(
+        "\nschedule+cancel, {OPS} elements per run; load average {}",
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+    );
+    eprintln!(
+        "{:<14} {:>7} {:>12} {:>12}",
+        "structure", "threads", "wall ns/el", "cpu ns/el"
+    );
+    for threads in THREADS {
+        for name in ["mutex-wheel", "service"] {
+            let cpu0 = process_cpu();
+            let wall = if name == "service" {
+                let handles: Vec<_> = (0..threads).map(|_| service.handle()).collect();
+                timed(threads, OPS, |t, ops| churn_service(&handles[t], ops))
+            } else {
+                timed(threads, OPS, |_, ops| locked.churn(ops))
+            };
+            let cpu = process_cpu().zip(cpu0).map(|(b, a)| b - a);
+            let per = |secs: f64| secs * 1e9 / OPS as f64;
+            eprintln!(
+                "{name:<14} {threads:>7} {:>12.1} {:>12}",
+                per(wall.as_secs_f64()),
+                cpu.map_or("n/a".into(), |c| format!("{:.1}", per(c)))
+            );
+        }
+    }
+}
+
+criterion_group!(benches, schedule_cancel, cpu_per_element);
 criterion_main!(benches);
