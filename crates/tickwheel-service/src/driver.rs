@@ -8,11 +8,11 @@
 //! producer unparks it. [`ManualDriver`] exposes the same two steps with the clock in the
 //! caller's hands and no thread, so tests are deterministic.
 //!
-//! After a turn at tick `n` that found nothing, the driver looks again at `n + 1` at the
+//! After a turn at tick `n` that found nothing, the driver sleeps until `n + 1` at the
 //! earliest, whatever a wheel's `next_deadline` answers (a wheel may answer a slot boundary at
-//! or before `n`): the driver can never spin. The price: a timer scheduled for a tick that is
-//! already due, in the instant between the driver's last poll of its shard and its sleep, fires
-//! one tick late instead of at once.
+//! or before `n`): the driver can never spin. When the shards do report something at or before
+//! `n` (typically a due timer scheduled between the driver's poll of its shard and its sleep),
+//! the thread turns once more at once, at most once per tick.
 //!
 //! Why one driver thread for all shards and not one per shard: shards exist to spread the
 //! producers' lock traffic; the driver's work per fired timer is a few hundred nanoseconds, so
@@ -161,15 +161,19 @@ impl<T, X: Timer<T>> Driver<T, X> {
     /// driver will look again on its own and returns it (`None`: idle, sleep until woken).
     /// A schedule or reset that comes earlier from then on resets `wake_at` to [`AWAKE`].
     pub(crate) fn arm(&self, now_tick: Tick) -> Option<Tick> {
+        self.arm_raw(now_tick).1
+    }
+
+    /// [`arm`](Self::arm), also returning the shards' raw earliest `next_deadline`.
+    fn arm_raw(&self, now_tick: Tick) -> (Option<Tick>, Option<Tick>) {
         let shared = &*self.shared;
         // First "asleep until forever", so a timer added while we scan wakes us ...
         shared.wake_at.store(u64::MAX, Ordering::SeqCst);
         // ... then the earliest deadline over all shards. A wheel may answer a slot boundary
         // at or before `now_tick` although nothing is due (the turn just emptied that), so
         // look again at the next tick at the earliest: never a busy loop.
-        let next = shared
-            .next_deadline()
-            .map(|t| t.max(now_tick.saturating_add(1)));
+        let raw = shared.next_deadline();
+        let next = raw.map(|t| t.max(now_tick.saturating_add(1)));
         // Keep AWAKE if a producer already asked us to stay up.
         let _ = shared.wake_at.compare_exchange(
             u64::MAX,
@@ -177,7 +181,7 @@ impl<T, X: Timer<T>> Driver<T, X> {
             Ordering::SeqCst,
             Ordering::SeqCst,
         );
-        next
+        (raw, next)
     }
 
     /// Whether a producer asked the driver to wake since the last [`arm`](Self::arm).
@@ -191,6 +195,9 @@ impl<T, X: Timer<T>> Driver<T, X> {
 
     /// The driver thread's loop; returns after shutdown.
     pub(crate) fn run(mut self) {
+        // The tick at which the driver last turned again at once because the shards reported
+        // something due right after an empty turn (at most once per tick: no spinning).
+        let mut retried_at = None;
         loop {
             if self.shared.stopping.load(Ordering::Acquire) {
                 break;
@@ -200,8 +207,16 @@ impl<T, X: Timer<T>> Driver<T, X> {
                 // Deliveries take time; look again before sleeping.
                 continue;
             }
-            let next = self.arm(turn.now_tick);
+            let (raw, next) = self.arm_raw(turn.now_tick);
             if self.woken() {
+                continue;
+            }
+            if raw.is_some_and(|t| t <= turn.now_tick) && retried_at != Some(turn.now_tick) {
+                // Most likely a timer already due was scheduled after its shard was polled
+                // (its producer saw the driver awake and did not wake it): deliver it now
+                // rather than one tick late.
+                retried_at = Some(turn.now_tick);
+                self.set_awake();
                 continue;
             }
             if self.shared.stopping.load(Ordering::Acquire) {

@@ -468,3 +468,29 @@ fn shutdown_does_not_hang_on_a_full_bounded_channel() {
     assert_eq!(rx.try_recv().unwrap().payload, 0);
     assert_eq!(handle.stats().undelivered, 2);
 }
+
+#[test]
+fn every_implementation_sleeps_through_far_timers() {
+    // A wheel may answer next_deadline with a slot boundary before the real deadline; that may
+    // cost an occasional early wake-up, never a periodic tick.
+    for kind in tickwheel::Kind::ALL {
+        let (delivery, _fired) = Delivery::channel();
+        let service = Builder::new()
+            .build_with(delivery, |o| kind.build::<u32>(o))
+            .unwrap();
+        for i in 0..10_000u32 {
+            let _ = service
+                .schedule_after(
+                    Duration::from_secs(3_600) + Duration::from_millis(u64::from(i)),
+                    i,
+                )
+                .unwrap();
+        }
+        thread::sleep(50 * MS);
+        let before = service.stats().wakeups;
+        thread::sleep(300 * MS);
+        let woke = service.stats().wakeups - before;
+        assert!(woke <= 3, "{kind}: idle driver woke {woke} times in 300 ms");
+        assert_eq!(service.shutdown().len(), 10_000);
+    }
+}
