@@ -57,12 +57,20 @@ impl Due {
         self.ready.pop_front(slab)
     }
 
+    /// Nothing queued.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.overdue.len() == 0 && self.ready.is_empty()
+    }
+
     /// The earliest deadline queued here.
     #[inline]
     pub(crate) fn first_deadline(&self, cursor: Tick) -> Option<Tick> {
-        self.overdue
-            .first_deadline()
-            .or_else(|| (!self.ready.is_empty()).then_some(cursor))
+        if self.overdue.len() == 0 {
+            // The common case: skip the map.
+            return (!self.ready.is_empty()).then_some(cursor);
+        }
+        self.overdue.first_deadline()
     }
 
     /// Every queued entry in firing order, checking the invariants above.

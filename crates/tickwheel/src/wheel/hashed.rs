@@ -335,6 +335,9 @@ impl<T> Timer<T> for HashedWheel<T> {
     fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
         self.now = self.now.max(now);
         let now = self.now;
+        if self.cursor >= now && self.due.is_empty() {
+            return None; // idle turn: nothing new can be due
+        }
         let n = self.slots.len() as u64;
         loop {
             if let Some(index) = self.due.pop(&mut self.slab) {

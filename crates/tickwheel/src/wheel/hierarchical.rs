@@ -69,6 +69,10 @@ pub struct HierarchicalWheel<T> {
     elapsed: Tick,
     /// Latest `now` seen; only increases; `elapsed <= now`.
     now: Tick,
+    /// A lower bound on every deadline in the levels and the overflow (`Tick::MAX` after a poll
+    /// that found them empty). Lowered by every placement, recomputed by every poll that finds
+    /// nothing due; an idle poll and `next_deadline` answer from it without a scan.
+    hint: Tick,
     stats: Stats,
 }
 
@@ -95,6 +99,7 @@ impl<T> HierarchicalWheel<T> {
             overflow: Ordered::default(),
             elapsed: options.start,
             now: options.start,
+            hint: Tick::MAX,
             stats: Stats::default(),
         }
     }
@@ -106,6 +111,7 @@ impl<T> HierarchicalWheel<T> {
             self.due.push(&mut self.slab, index, self.elapsed);
             return;
         }
+        self.hint = self.hint.min(deadline);
         let level = level_for(self.elapsed, deadline);
         if level < LEVELS {
             self.levels
@@ -230,6 +236,11 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
         self.now = self.now.max(now);
         let now = self.now;
+        if now < self.hint && self.due.is_empty() {
+            // Idle turn: nothing can be due yet. The cursor may lag `now`; that only costs a
+            // later insert a coarser level.
+            return None;
+        }
         loop {
             if let Some(index) = self.due.pop(&mut self.slab) {
                 return Some(self.fire(index));
@@ -244,16 +255,24 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
                 },
             }
         }
-        // Nothing is due by `now`: bring the cursor up so later inserts land on fine levels.
+        // Nothing is due by `now`. The earliest slot's start stays the same when the cursor
+        // moves up to `now` (no slot boundary is crossed before it).
+        self.hint = match self.next_slot() {
+            Some((_, _, start)) => start,
+            None => self.overflow.first_deadline().unwrap_or(Tick::MAX),
+        };
+        // Bring the cursor up so later inserts land on fine levels.
         self.advance_to(now);
         None
     }
 
     fn next_deadline(&self) -> Option<Tick> {
-        self.due
-            .first_deadline(self.elapsed)
-            .or_else(|| self.next_slot().map(|(_, _, start)| start))
-            .or_else(|| self.overflow.first_deadline())
+        if self.slab.len() == 0 {
+            return None;
+        }
+        // With the due queue empty, some timer is in the levels or the overflow, and `hint` is
+        // at most its deadline.
+        self.due.first_deadline(self.elapsed).or(Some(self.hint))
     }
 
     fn deadline(&self, key: TimerKey) -> Option<Tick> {
@@ -292,6 +311,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         self.due = Due::default();
         self.overflow = Ordered::default();
         self.levels = Levels::new();
+        self.hint = Tick::MAX;
         self.stats.drained += order.len() as u64;
         order
             .into_iter()
@@ -339,6 +359,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
                     "timer {d} on the wrong level"
                 );
                 assert_eq!(slot_for(d, l), s, "timer {d} in the wrong slot");
+                assert!(self.hint <= d, "hint {} above deadline {d}", self.hint);
                 seen += 1;
             }
         }
@@ -348,6 +369,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
                 d > self.elapsed && level_for(self.elapsed, d) >= LEVELS,
                 "overflow holds a timer the levels should"
             );
+            assert!(self.hint <= d, "hint {} above deadline {d}", self.hint);
             seen += 1;
         }
         assert_eq!(seen, self.slab.len(), "a timer is in no place or in two");
