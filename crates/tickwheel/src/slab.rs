@@ -36,6 +36,23 @@ pub(crate) trait Generational {
     fn set_generation(&mut self, generation: NonZeroU32);
 }
 
+/// Implements [`Generational`] for an entry type `$ty<T>` with a `generation: NonZeroU32` field.
+macro_rules! generational {
+    ($ty:ident) => {
+        impl<T> $crate::slab::Generational for $ty<T> {
+            #[inline]
+            fn generation(&self) -> core::num::NonZeroU32 {
+                self.generation
+            }
+            #[inline]
+            fn set_generation(&mut self, generation: core::num::NonZeroU32) {
+                self.generation = generation;
+            }
+        }
+    };
+}
+pub(crate) use generational;
+
 /// The generation a fresh entry is built with; the slab overwrites it on insert.
 pub(crate) const FIRST_GENERATION: NonZeroU32 = NonZeroU32::MIN;
 

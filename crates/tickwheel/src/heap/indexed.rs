@@ -33,7 +33,7 @@ use alloc::vec::Vec;
 
 use core::num::NonZeroU32;
 
-use crate::slab::{Generational, Slab, FIRST_GENERATION};
+use crate::slab::{Slab, FIRST_GENERATION};
 use crate::{
     ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
     TimerKey,
@@ -59,16 +59,7 @@ struct Payload<T> {
     generation: NonZeroU32,
 }
 
-impl<T> Generational for Payload<T> {
-    #[inline]
-    fn generation(&self) -> NonZeroU32 {
-        self.generation
-    }
-    #[inline]
-    fn set_generation(&mut self, generation: NonZeroU32) {
-        self.generation = generation;
-    }
-}
+crate::slab::generational!(Payload);
 
 /// A d-ary indexed min-heap timer (`D` = 4 by default). See the module docs for costs.
 ///

@@ -34,7 +34,7 @@ use core::cmp::Ordering;
 
 use core::num::NonZeroU32;
 
-use crate::slab::{Generational, Slab, FIRST_GENERATION};
+use crate::slab::{Slab, FIRST_GENERATION};
 use crate::{
     ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
     TimerKey,
@@ -68,16 +68,7 @@ struct Entry<T> {
     generation: NonZeroU32,
 }
 
-impl<T> Generational for Entry<T> {
-    #[inline]
-    fn generation(&self) -> NonZeroU32 {
-        self.generation
-    }
-    #[inline]
-    fn set_generation(&mut self, generation: NonZeroU32) {
-        self.generation = generation;
-    }
-}
+crate::slab::generational!(Entry);
 
 /// A binary heap with lazy deletion. See the module docs for costs.
 ///

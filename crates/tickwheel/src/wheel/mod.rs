@@ -19,7 +19,6 @@ pub(crate) mod ordered;
 
 use core::num::NonZeroU32;
 
-use crate::slab::Generational;
 use crate::Tick;
 
 /// A wheel timer: the payload, its deadline and its links in an intrusive list.
@@ -46,13 +45,4 @@ impl<T> Entry<T> {
     }
 }
 
-impl<T> Generational for Entry<T> {
-    #[inline]
-    fn generation(&self) -> NonZeroU32 {
-        self.generation
-    }
-    #[inline]
-    fn set_generation(&mut self, generation: NonZeroU32) {
-        self.generation = generation;
-    }
-}
+crate::slab::generational!(Entry);
