@@ -15,9 +15,12 @@
 //!   [`wheel`](super)): due queue, level `level_for(elapsed, d)` slot `slot_for(d, level)`, or
 //!   the overflow.
 //! - A level's occupancy bit is set iff its slot list is non-empty.
-//! - Slot lists are in insertion order, and a cascade moves a whole slot before any timer with
-//!   the same deadline can be inserted directly below, so equal deadlines leave first-in
-//!   first-out.
+//! - Equal deadlines leave first-in first-out: every insert and reset takes a new `seq`, and
+//!   whenever timers become due together (a level-0 slot, or a cascade that lands on the
+//!   cursor) the ready list is put in `seq` order. A reset that keeps a timer in the same slot
+//!   therefore only rewrites the entry (one cache line) instead of relinking it and touching
+//!   both neighbours. `seq` is a `u32`; before it would wrap, every pending timer is renumbered
+//!   in firing order.
 //! - `elapsed <= now`; the ready list is empty whenever `elapsed` moves.
 //!
 //! # Costs
@@ -36,6 +39,7 @@ use alloc::vec::Vec;
 
 use super::due::Due;
 use super::level::{level_for, slot_for, span_end, span_start, Levels, LEVELS};
+use super::list::List;
 use super::ordered::Ordered;
 use super::Entry;
 use crate::slab::Slab;
@@ -73,6 +77,10 @@ pub struct HierarchicalWheel<T> {
     /// that found them empty). Lowered by every placement, recomputed by every poll that finds
     /// nothing due; an idle poll and `next_deadline` answer from it without a scan.
     hint: Tick,
+    /// Next insertion sequence number (see the invariants).
+    seq: u32,
+    /// Reused buffer for putting the ready list in `seq` order.
+    scratch: Vec<(u32, u32)>,
     stats: Stats,
 }
 
@@ -100,8 +108,68 @@ impl<T> HierarchicalWheel<T> {
             elapsed: options.start,
             now: options.start,
             hint: Tick::MAX,
+            seq: 0,
+            scratch: Vec::new(),
             stats: Stats::default(),
         }
+    }
+
+    #[inline]
+    fn next_seq(&mut self) -> u32 {
+        if self.seq == u32::MAX {
+            self.renumber();
+        }
+        let s = self.seq;
+        self.seq += 1;
+        s
+    }
+
+    /// Every pending timer, wherever it is (for renumbering, drain and checks).
+    fn all_indices(&self) -> Vec<u32> {
+        let mut out = self.due.collect(&self.slab, self.elapsed);
+        for (_, _, list) in self.levels.lists() {
+            out.extend(list.collect(&self.slab));
+        }
+        out.extend(self.overflow.collect(&self.slab));
+        out
+    }
+
+    /// Gives the pending timers seqs `0..n` in firing order, once per 2^32 inserts and resets.
+    #[cold]
+    fn renumber(&mut self) {
+        let mut order = self.all_indices();
+        order.sort_unstable_by_key(|&i| {
+            let e = self.slab.at(i);
+            (e.deadline, e.seq)
+        });
+        for (n, &i) in order.iter().enumerate() {
+            self.slab.at_mut(i).seq = n as u32;
+        }
+        self.seq = order.len() as u32;
+    }
+
+    /// Puts the ready list (all due at the cursor) in `seq` order, if it is not already.
+    fn sort_ready(&mut self) {
+        let mut scratch = core::mem::take(&mut self.scratch);
+        scratch.clear();
+        let mut sorted = true;
+        let mut cur = self.due.ready.head;
+        while cur != crate::slab::NIL {
+            let e = self.slab.at(cur);
+            if scratch.last().is_some_and(|&(s, _)| s > e.seq) {
+                sorted = false;
+            }
+            scratch.push((e.seq, cur));
+            cur = e.next;
+        }
+        if !sorted {
+            scratch.sort_unstable();
+            self.due.ready = List::EMPTY;
+            for &(_, index) in &scratch {
+                self.due.ready.push_back(&mut self.slab, index);
+            }
+        }
+        self.scratch = scratch;
     }
 
     /// Puts a timer (already in the slab, unlinked) where its deadline says.
@@ -165,7 +233,7 @@ impl<T> HierarchicalWheel<T> {
         self.stats.slots_scanned += 1;
         let mut list = self.levels.take(level, slot);
         if level == 0 {
-            // Every timer here is due exactly at `start`, in insertion order.
+            // Every timer here is due exactly at `start`.
             self.due.ready.append(&mut self.slab, &mut list);
         } else {
             while let Some(index) = list.pop_front(&mut self.slab) {
@@ -174,6 +242,8 @@ impl<T> HierarchicalWheel<T> {
                 self.stats.cascaded += 1;
             }
         }
+        // Same-slot resets leave timers behind newer ones: restore first-in first-out order.
+        self.sort_ready();
     }
 
     fn fire(&mut self, index: u32) -> Expired<T> {
@@ -203,7 +273,13 @@ impl<T> FromOptions for HierarchicalWheel<T> {
 
 impl<T> Timer<T> for HierarchicalWheel<T> {
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
-        match self.slab.insert(Entry::new(deadline, payload)) {
+        if self.slab.limit().is_some_and(|l| self.slab.len() >= l) {
+            self.stats.rejected += 1;
+            return Err(InsertError::Full(payload));
+        }
+        let mut entry = Entry::new(deadline, payload);
+        entry.seq = self.next_seq();
+        match self.slab.insert(entry) {
             Ok(key) => {
                 self.place(key.index, deadline);
                 self.stats.inserted += 1;
@@ -225,11 +301,29 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
 
     fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
         let index = self.slab.resolve(key).ok_or(StaleKeyError { key })?;
-        // Take it out where its old deadline put it (the due queue reads the entry's deadline).
-        self.unplace(index, self.slab.at(index).deadline);
-        self.slab.at_mut(index).deadline = deadline;
-        self.place(index, deadline);
+        let seq = self.next_seq();
         self.stats.reset += 1;
+        let old = self.slab.at(index).deadline;
+        if old > self.elapsed && deadline > self.elapsed {
+            let level = level_for(self.elapsed, old);
+            if level < LEVELS
+                && level_for(self.elapsed, deadline) == level
+                && slot_for(old, level) == slot_for(deadline, level)
+            {
+                // Same slot: rewrite the entry in place; its new seq orders it when it is due.
+                let e = self.slab.at_mut(index);
+                e.deadline = deadline;
+                e.seq = seq;
+                self.hint = self.hint.min(deadline);
+                return Ok(());
+            }
+        }
+        // Take it out where its old deadline put it (the due queue reads the entry's deadline).
+        self.unplace(index, old);
+        let e = self.slab.at_mut(index);
+        e.deadline = deadline;
+        e.seq = seq;
+        self.place(index, deadline);
         Ok(())
     }
 
@@ -302,12 +396,11 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     fn drain(&mut self) -> Vec<Expired<T>> {
         // Walk every place in an order that keeps equal deadlines first-in first-out (they
         // always share one place), then sort stably by deadline.
-        let mut order = self.due.collect(&self.slab, self.elapsed);
-        for (_, _, list) in self.levels.lists() {
-            order.extend(list.collect(&self.slab));
-        }
-        order.extend(self.overflow.collect(&self.slab));
-        order.sort_by_key(|&i| self.slab.at(i).deadline);
+        let mut order = self.all_indices();
+        order.sort_unstable_by_key(|&i| {
+            let e = self.slab.at(i);
+            (e.deadline, e.seq)
+        });
         self.due = Due::default();
         self.overflow = Ordered::default();
         self.levels = Levels::new();
@@ -340,7 +433,22 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     fn check_invariants(&self) {
         self.slab.check();
         assert!(self.elapsed <= self.now, "cursor ahead of now");
-        let mut seen = self.due.collect(&self.slab, self.elapsed).len();
+        let due = self.due.collect(&self.slab, self.elapsed);
+        let ready: Vec<u32> = due
+            .iter()
+            .copied()
+            .filter(|&i| self.slab.at(i).deadline == self.elapsed)
+            .collect();
+        for pair in ready.windows(2) {
+            assert!(
+                self.slab.at(pair[0]).seq < self.slab.at(pair[1]).seq,
+                "ready list out of first-in first-out order"
+            );
+        }
+        for i in self.all_indices() {
+            assert!(self.slab.at(i).seq < self.seq, "seq from the future");
+        }
+        let mut seen = due.len();
         for (l, s, list) in self.levels.lists() {
             assert_eq!(
                 self.levels.is_marked(l, s),
@@ -373,5 +481,33 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             seen += 1;
         }
         assert_eq!(seen, self.slab.len(), "a timer is in no place or in two");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Same-slot resets leave timers in place; first-in first-out order still holds when they
+    /// come due, also across the `u32` seq renumbering.
+    #[test]
+    fn same_slot_resets_keep_fifo_across_seq_wrap() {
+        let mut wheel: HierarchicalWheel<u32> = HierarchicalWheel::new();
+        wheel.seq = u32::MAX - 4;
+        // Level 2 (deadlines 4096..262143 ticks away): slot width 4096.
+        let keys: Vec<_> = (0..8u32)
+            .map(|i| wheel.insert(5_000 + u64::from(i % 2), i).unwrap())
+            .collect();
+        // Reset within the same slot: 0 and 2 move to the back of their deadlines.
+        wheel.reset(keys[0], 5_000).unwrap();
+        wheel.reset(keys[2], 5_000).unwrap();
+        // And one across slots.
+        wheel.reset(keys[3], 9_000).unwrap();
+        wheel.check_invariants();
+        assert!(wheel.seq < 20, "renumbered");
+        let fired: Vec<u32> = core::iter::from_fn(|| wheel.poll(10_000))
+            .map(|e| e.payload)
+            .collect();
+        assert_eq!(fired, [4, 6, 0, 2, 1, 5, 7, 3]);
     }
 }

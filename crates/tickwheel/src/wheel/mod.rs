@@ -31,6 +31,10 @@ pub(crate) struct Entry<T> {
     pub(crate) prev: u32,
     pub(crate) next: u32,
     pub(crate) generation: NonZeroU32,
+    /// Insertion order (inserts and resets), used by the hierarchical wheel to restore
+    /// first-in first-out order among timers that come due at the same tick. Fits in what would
+    /// otherwise be padding: the entry stays 32 bytes for a `u64` payload.
+    pub(crate) seq: u32,
 }
 
 impl<T> Entry<T> {
@@ -41,6 +45,7 @@ impl<T> Entry<T> {
             prev: crate::slab::NIL,
             next: crate::slab::NIL,
             generation: crate::slab::FIRST_GENERATION,
+            seq: 0,
         }
     }
 }
