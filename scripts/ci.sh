@@ -16,7 +16,7 @@ echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 echo "== benchmarks build (CI builds them; it does not run them)"
 cargo bench --workspace --no-run --quiet
-echo "== tests"
-scripts/test.sh
 echo "== load generator gate"
 scripts/loadgen-gate.sh
+echo "== tests"
+scripts/test.sh

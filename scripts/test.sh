@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # README's test command: every test in the workspace, in release mode so the model test can run
-# tens of thousands of generated sequences per implementation within CI's budget.
+# tens of thousands of generated sequences per implementation within CI's budget. Ends with one
+# summary line over every test binary and doc-test run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test --workspace --release "$@"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --workspace --release "$@" 2>&1 | tee "$log"
+awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
