@@ -188,6 +188,8 @@ impl<T> FromOptions for LazyHeap<T> {
 
 impl<T> Timer<T> for LazyHeap<T> {
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
+        // Refuse before taking a seq, so a refused insert never triggers a renumbering; the
+        // slab's own check below still covers the u32 index space.
         if self.slab.limit().is_some_and(|l| self.slab.len() >= l) {
             self.stats.rejected += 1;
             return Err(InsertError::Full(payload));

@@ -272,14 +272,8 @@ impl<T> HashedWheel<T> {
     }
 
     fn fire(&mut self, index: u32) -> Expired<T> {
-        let key = self.slab.key_at(index);
-        let entry = self.slab.remove_at(index);
         self.stats.fired += 1;
-        Expired {
-            key,
-            deadline: entry.deadline,
-            payload: entry.payload,
-        }
+        super::take(&mut self.slab, index)
     }
 }
 
@@ -423,15 +417,7 @@ impl<T> Timer<T> for HashedWheel<T> {
         self.stats.drained += order.len() as u64;
         order
             .into_iter()
-            .map(|index| {
-                let key = self.slab.key_at(index);
-                let e = self.slab.remove_at(index);
-                Expired {
-                    key,
-                    deadline: e.deadline,
-                    payload: e.payload,
-                }
-            })
+            .map(|index| super::take(&mut self.slab, index))
             .collect()
     }
 

@@ -247,14 +247,8 @@ impl<T> HierarchicalWheel<T> {
     }
 
     fn fire(&mut self, index: u32) -> Expired<T> {
-        let key = self.slab.key_at(index);
-        let entry = self.slab.remove_at(index);
         self.stats.fired += 1;
-        Expired {
-            key,
-            deadline: entry.deadline,
-            payload: entry.payload,
-        }
+        super::take(&mut self.slab, index)
     }
 }
 
@@ -273,6 +267,8 @@ impl<T> FromOptions for HierarchicalWheel<T> {
 
 impl<T> Timer<T> for HierarchicalWheel<T> {
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
+        // Refuse before taking a seq, so a refused insert never triggers a renumbering; the
+        // slab's own check below still covers the u32 index space.
         if self.slab.limit().is_some_and(|l| self.slab.len() >= l) {
             self.stats.rejected += 1;
             return Err(InsertError::Full(payload));
@@ -408,15 +404,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         self.stats.drained += order.len() as u64;
         order
             .into_iter()
-            .map(|index| {
-                let key = self.slab.key_at(index);
-                let e = self.slab.remove_at(index);
-                Expired {
-                    key,
-                    deadline: e.deadline,
-                    payload: e.payload,
-                }
-            })
+            .map(|index| super::take(&mut self.slab, index))
             .collect()
     }
 

@@ -19,7 +19,8 @@ pub(crate) mod ordered;
 
 use core::num::NonZeroU32;
 
-use crate::Tick;
+use crate::slab::Slab;
+use crate::{Expired, Tick};
 
 /// A wheel timer: the payload, its deadline and its links in an intrusive list.
 ///
@@ -51,3 +52,16 @@ impl<T> Entry<T> {
 }
 
 crate::slab::generational!(Entry);
+
+/// Takes a timer out of the slab (it must already be unlinked) and hands it back as `Expired`:
+/// what both wheels do when a timer fires or is drained.
+#[inline]
+pub(crate) fn take<T>(slab: &mut Slab<Entry<T>>, index: u32) -> Expired<T> {
+    let key = slab.key_at(index);
+    let entry = slab.remove_at(index);
+    Expired {
+        key,
+        deadline: entry.deadline,
+        payload: entry.payload,
+    }
+}
