@@ -213,6 +213,8 @@ impl<T> Timer<T> for LazyHeap<T> {
             index: key.index,
         });
         self.stats.inserted += 1;
+        // A push can lift a small, mostly dead heap over the compaction floor.
+        self.tidy();
         Ok(key)
     }
 
