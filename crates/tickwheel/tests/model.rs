@@ -348,6 +348,37 @@ proptest! {
     }
 }
 
+/// Many timers in few slots, cancelled and reset over and over: dead references pile up in the
+/// hierarchical wheel's buckets until they are compacted, and the ready bucket is cancelled into
+/// while it is being handed out.
+fn churn_op() -> impl Strategy<Value = Op> {
+    let near = prop_oneof![
+        3 => (0u64..3).prop_map(When::After),
+        3 => (60u64..70).prop_map(When::After),
+        3 => (4_090u64..4_100).prop_map(When::After),
+        1 => any::<usize>().prop_map(When::SameAs),
+    ];
+    prop_oneof![
+        4 => near.clone().prop_map(Op::Insert),
+        3 => any::<usize>().prop_map(Op::Cancel),
+        4 => (any::<usize>(), near).prop_map(|(i, w)| Op::Reset(i, w)),
+        1 => (prop_oneof![Just(0u64), 1u64..3, 60u64..70], prop::option::weighted(0.8, 1u8..4))
+            .prop_map(|(step, limit)| Op::Poll { step, limit }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases() / 4, ..ProptestConfig::default() })]
+
+    #[test]
+    fn heavy_churn_in_few_slots_matches_the_model(
+        start in start(),
+        ops in prop::collection::vec(churn_op(), 200..800),
+    ) {
+        run(start, None, &ops)?;
+    }
+}
+
 /// Equal deadlines in bulk, with cancels and resets in between: FIFO must survive cascades.
 #[test]
 fn bulk_equal_deadlines_with_cascades() {

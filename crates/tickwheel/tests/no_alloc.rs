@@ -43,8 +43,11 @@ fn steady_state_does_not_allocate() {
         let mut keys: Vec<_> = (0..20_000)
             .map(|i| timer.insert(now + 1 + i * 3, i).unwrap())
             .collect();
-        // Warm up until every structure has reached its working-set size.
-        churn(&mut *timer, 200_000, &mut now, &mut keys);
+        // Warm up until every structure has reached its working-set size. The hierarchical
+        // wheel's slot vectors circulate through a pool, which settles once every level-2 slot
+        // (4 096 ticks each, 262 144 a turn; deadlines here reach 70 000 ticks ahead) has been
+        // used a few times: 800 000 rounds is three turns.
+        churn(&mut *timer, 800_000, &mut now, &mut keys);
         let info = allocation_counter::measure(|| {
             churn(&mut *timer, 200_000, &mut now, &mut keys);
         });

@@ -5,48 +5,56 @@
 //! chosen by [`level`](super::level) (the highest 6-bit group where deadline and cursor differ);
 //! the earliest timer is therefore in the first set bit of the lowest non-empty level, found
 //! with one `trailing_zeros`. When the cursor reaches a coarse slot, its timers move down
-//! (cascade) to finer levels; a level-0 slot holds exactly one tick and is spliced whole onto
-//! the ready list. Timers at or behind the cursor wait in the shared [`due`](super::due) queue;
-//! timers more than one whole-wheel span (2^36 ticks) away wait in the overflow, ordered, and
-//! enter the levels when the cursor enters their span.
+//! (cascade) to finer levels; a level-0 slot holds exactly one tick and becomes the ready
+//! bucket whole. Timers behind the cursor (inserted or reset into the past) wait in the ordered
+//! overdue store; timers more than one whole-wheel span (2^36 ticks) away wait in the ordered
+//! overflow and enter the levels when the cursor enters their span.
+//!
+//! Slots are [`bucket`](super::bucket)s: vectors of `(index, seq)` references into the slab with
+//! lazy deletion. Cancel and reset write only the timer's own slab entry (and a counter), never
+//! a neighbour; a cascade or a fire walks a vector, so the misses on the entries it reads
+//! overlap instead of following a linked list one miss at a time.
 //!
 //! # Invariants
-//! - Every timer is in exactly one place, determined by its deadline and `elapsed` (see
-//!   [`wheel`](super)): due queue, level `level_for(elapsed, d)` slot `slot_for(d, level)`, or
-//!   the overflow.
-//! - A level's occupancy bit is set iff its slot list is non-empty.
+//! - Every pending timer has exactly one live reference, in the place its deadline and
+//!   `elapsed` determine: the overdue store (`deadline < elapsed`), the ready bucket
+//!   (`deadline == elapsed`), level `level_for(elapsed, d)` slot `slot_for(d, level)`, or the
+//!   overflow. The two ordered stores are keyed by `(deadline, seq)` and removed from eagerly;
+//!   buckets keep dead references, counted (see [`bucket`](super::bucket)).
+//! - A level's occupancy bit is set iff its slot's bucket holds any reference.
 //! - Equal deadlines leave first-in first-out: every insert and reset takes a new `seq`, and
-//!   whenever timers become due together (a level-0 slot, or a cascade that lands on the
-//!   cursor) the ready list is put in `seq` order. A reset that keeps a timer in the same slot
-//!   therefore only rewrites the entry (one cache line) instead of relinking it and touching
-//!   both neighbours. `seq` is a `u32`; before it would wrap, every pending timer is renumbered
-//!   in firing order.
-//! - `elapsed <= now`; the ready list is empty whenever `elapsed` moves.
+//!   references to one deadline are pushed in `seq` order (cascades keep their order). `seq` is
+//!   a `u32`; before it would wrap, every pending timer is renumbered in firing order and every
+//!   place rebuilt.
+//! - `elapsed <= now`; the ready bucket holds no live reference whenever `elapsed` moves.
+//! - `hint` is at most every deadline in the levels and the overflow.
 //!
 //! # Costs
 //! | operation | cost |
 //! |---|---|
-//! | insert, cancel, reset | O(1): a few bit operations and a list push/unlink (overdue or overflow: O(log n)) |
-//! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times |
-//! | poll with nothing due, `next_deadline` | O(1): at most 6 bitmap reads |
+//! | insert | O(1): a few bit operations and a push at the end of a slot's vector |
+//! | cancel, reset | O(1) amortised: the timer's own entry, a counter, and (reset) a push; overdue or overflow: O(log n) |
+//! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once |
+//! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
-//! | memory per timer | one 32 B slab slot (u64 payload); 3 KiB of slot heads per wheel |
+//! | memory per timer | a 24 B slab slot (u64 payload) + an 8 B reference (up to 2× under churn) + `Vec` growth; 12 KiB of buckets per wheel |
 //!
 //! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
-//! and Varghese & Lauck's hierarchical scheme 7.
+//! and Varghese & Lauck's hierarchical scheme 7; lazy deletion as in asyncio's heap.
 
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use super::due::Due;
+use super::bucket::{Bucket, Ref, Stamped};
 use super::level::{level_for, slot_for, span_end, span_start, Levels, LEVELS};
-use super::list::List;
-use super::ordered::Ordered;
-use super::Entry;
 use crate::slab::Slab;
 use crate::{
     ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
     TimerKey,
 };
+
+/// Timers kept in order rather than in a slot: `(deadline, seq) -> index`.
+type Ordered = BTreeMap<(Tick, u32), u32>;
 
 /// A hierarchical timing wheel. See the module docs for the design and costs.
 ///
@@ -64,9 +72,12 @@ use crate::{
 /// assert!(wheel.is_empty());
 /// ```
 pub struct HierarchicalWheel<T> {
-    slab: Slab<Entry<T>>,
+    slab: Slab<Stamped<T>>,
     levels: Levels,
-    due: Due,
+    /// Timers due exactly at `elapsed`, handed out from its `start`.
+    ready: Bucket,
+    /// Timers due before `elapsed`.
+    overdue: Ordered,
     /// Timers due beyond the whole-wheel span that contains `elapsed`.
     overflow: Ordered,
     /// The cursor: every timer due at or before it has left the levels. Only increases.
@@ -79,8 +90,6 @@ pub struct HierarchicalWheel<T> {
     hint: Tick,
     /// Next insertion sequence number (see the invariants).
     seq: u32,
-    /// Reused buffer for putting the ready list in `seq` order.
-    scratch: Vec<(u32, u32)>,
     stats: Stats,
 }
 
@@ -103,13 +112,13 @@ impl<T> HierarchicalWheel<T> {
         Self {
             slab: Slab::new(options.capacity, pre),
             levels: Levels::new(),
-            due: Due::default(),
-            overflow: Ordered::default(),
+            ready: Bucket::default(),
+            overdue: Ordered::new(),
+            overflow: Ordered::new(),
             elapsed: options.start,
             now: options.start,
             hint: Tick::MAX,
             seq: 0,
-            scratch: Vec::new(),
             stats: Stats::default(),
         }
     }
@@ -124,85 +133,118 @@ impl<T> HierarchicalWheel<T> {
         s
     }
 
-    /// Every pending timer, wherever it is (for renumbering, drain and checks).
+    /// Every pending timer's index, from its one live reference (for renumbering, drain and
+    /// checks).
     fn all_indices(&self) -> Vec<u32> {
-        let mut out = self.due.collect(&self.slab, self.elapsed);
-        for (_, _, list) in self.levels.lists() {
-            out.extend(list.collect(&self.slab));
+        let mut out: Vec<u32> = self.overdue.values().copied().collect();
+        out.extend(self.ready.collect_live(&self.slab).iter().map(|r| r.index));
+        for (_, _, bucket) in self.levels.buckets() {
+            out.extend(bucket.collect_live(&self.slab).iter().map(|r| r.index));
         }
-        out.extend(self.overflow.collect(&self.slab));
+        out.extend(self.overflow.values().copied());
         out
     }
 
-    /// Gives the pending timers seqs `0..n` in firing order, once per 2^32 inserts and resets.
-    #[cold]
-    fn renumber(&mut self) {
+    /// Every pending timer in firing order: by deadline, then `seq`.
+    fn firing_order(&self) -> Vec<u32> {
         let mut order = self.all_indices();
         order.sort_unstable_by_key(|&i| {
             let e = self.slab.at(i);
             (e.deadline, e.seq)
         });
-        for (n, &i) in order.iter().enumerate() {
-            self.slab.at_mut(i).seq = n as u32;
+        order
+    }
+
+    /// Forgets every place (the slab keeps the timers), keeping allocations.
+    fn clear_places(&mut self) {
+        self.levels.clear();
+        self.ready.clear();
+        self.overdue.clear();
+        self.overflow.clear();
+    }
+
+    /// Gives the pending timers seqs `0..n` in firing order and rebuilds every place (which
+    /// drops every dead reference), once per 2^32 inserts and resets.
+    #[cold]
+    fn renumber(&mut self) {
+        let order = self.firing_order();
+        self.clear_places();
+        for (n, &index) in order.iter().enumerate() {
+            let e = self.slab.at_mut(index);
+            e.seq = n as u32;
+            let deadline = e.deadline;
+            self.place(index, deadline, n as u32);
         }
         self.seq = order.len() as u32;
     }
 
-    /// Puts the ready list (all due at the cursor) in `seq` order, if it is not already.
-    fn sort_ready(&mut self) {
-        let mut scratch = core::mem::take(&mut self.scratch);
-        scratch.clear();
-        let mut sorted = true;
-        let mut cur = self.due.ready.head;
-        while cur != crate::slab::NIL {
-            let e = self.slab.at(cur);
-            if scratch.last().is_some_and(|&(s, _)| s > e.seq) {
-                sorted = false;
-            }
-            scratch.push((e.seq, cur));
-            cur = e.next;
-        }
-        if !sorted {
-            scratch.sort_unstable();
-            self.due.ready = List::EMPTY;
-            for &(_, index) in &scratch {
-                self.due.ready.push_back(&mut self.slab, index);
-            }
-        }
-        self.scratch = scratch;
-    }
-
-    /// Puts a timer (already in the slab, unlinked) where its deadline says.
+    /// Puts a timer's reference where its deadline says.
     #[inline]
-    fn place(&mut self, index: u32, deadline: Tick) {
+    fn place(&mut self, index: u32, deadline: Tick, seq: u32) {
         if deadline <= self.elapsed {
-            self.due.push(&mut self.slab, index, self.elapsed);
+            if deadline == self.elapsed {
+                self.ready.push(Ref { index, seq });
+            } else {
+                self.overdue.insert((deadline, seq), index);
+            }
             return;
         }
         self.hint = self.hint.min(deadline);
         let level = level_for(self.elapsed, deadline);
         if level < LEVELS {
             self.levels
-                .push(&mut self.slab, index, level, slot_for(deadline, level));
+                .push(level, slot_for(deadline, level), Ref { index, seq });
         } else {
-            self.overflow.insert(&mut self.slab, index);
+            self.overflow.insert((deadline, seq), index);
         }
     }
 
-    /// Takes a timer out of wherever it is.
+    /// Retires the reference `(deadline, seq)` of a timer that was cancelled or took a new seq:
+    /// removed from an ordered store, counted dead in a bucket.
     #[inline]
-    fn unplace(&mut self, index: u32, deadline: Tick) {
+    fn unplace(&mut self, index: u32, deadline: Tick, seq: u32) {
         if deadline <= self.elapsed {
-            self.due.remove(&mut self.slab, index, self.elapsed);
+            if deadline == self.elapsed {
+                if self.ready.mark_dead() {
+                    self.stats.compactions += 1;
+                    self.stats.stale_skipped += self.ready.compact(&self.slab) as u64;
+                }
+            } else {
+                let removed = self.overdue.remove(&(deadline, seq));
+                debug_assert_eq!(removed, Some(index), "overdue store lost a timer");
+            }
             return;
         }
         let level = level_for(self.elapsed, deadline);
         if level < LEVELS {
-            self.levels
-                .remove(&mut self.slab, index, level, slot_for(deadline, level));
+            let dropped = self
+                .levels
+                .mark_dead(&self.slab, level, slot_for(deadline, level));
+            if dropped != 0 {
+                self.stats.compactions += 1;
+                self.stats.stale_skipped += dropped as u64;
+            }
         } else {
-            self.overflow.remove(&self.slab, index);
+            let removed = self.overflow.remove(&(deadline, seq));
+            debug_assert_eq!(removed, Some(index), "overflow lost a timer");
         }
+    }
+
+    /// Live timers still to hand out at the cursor: the overdue store, then the ready bucket.
+    #[inline]
+    fn due_is_empty(&self) -> bool {
+        self.overdue.is_empty() && self.ready.live() == 0
+    }
+
+    /// The next due timer: overdue ones first (all earlier), then the ready bucket in order.
+    #[inline]
+    fn pop_due(&mut self) -> Option<u32> {
+        if !self.overdue.is_empty() {
+            return self.overdue.pop_first().map(|(_, index)| index);
+        }
+        let (r, skipped) = self.ready.pop_live(&self.slab);
+        self.stats.stale_skipped += skipped;
+        r.map(|r| r.index)
     }
 
     /// The earliest occupied slot: `(level, slot, first tick of the slot)`.
@@ -213,15 +255,23 @@ impl<T> HierarchicalWheel<T> {
 
     /// Moves the cursor forward to `t`; on entering a new whole-wheel span, brings the overflow
     /// timers of that span into the levels. The caller guarantees nothing in the levels is due
-    /// before `t` and the ready list is empty.
+    /// before `t` and nothing live is left at the cursor.
     fn advance_to(&mut self, t: Tick) {
-        debug_assert!(t >= self.elapsed && self.due.ready.is_empty());
+        debug_assert!(t >= self.elapsed && self.due_is_empty());
+        if t == self.elapsed {
+            return;
+        }
+        // What is left in the ready bucket is dead.
+        self.ready.clear();
         let crossed = span_start(t) != span_start(self.elapsed);
         self.elapsed = t;
         if crossed {
-            while let Some(index) = self.overflow.pop_first_until(span_end(t)) {
-                let deadline = self.slab.at(index).deadline;
-                self.place(index, deadline);
+            while let Some(entry) = self.overflow.first_entry() {
+                if entry.key().0 > span_end(t) {
+                    break;
+                }
+                let ((deadline, seq), index) = entry.remove_entry();
+                self.place(index, deadline, seq);
                 self.stats.cascaded += 1;
             }
         }
@@ -231,24 +281,45 @@ impl<T> HierarchicalWheel<T> {
     fn process(&mut self, level: usize, slot: usize, start: Tick) {
         self.advance_to(start);
         self.stats.slots_scanned += 1;
-        let mut list = self.levels.take(level, slot);
+        let mut bucket = self.levels.take(level, slot);
         if level == 0 {
-            // Every timer here is due exactly at `start`.
-            self.due.ready.append(&mut self.slab, &mut list);
+            // Every live timer here is due exactly at `start`, already in `seq` order.
+            debug_assert!(self.ready.is_empty());
+            self.ready.refs.clear();
+            self.ready.refs.extend_from_slice(&bucket.refs);
+            self.ready.dead = bucket.dead;
+            self.ready.start = 0;
         } else {
-            while let Some(index) = list.pop_front(&mut self.slab) {
-                let deadline = self.slab.at(index).deadline;
-                self.place(index, deadline);
-                self.stats.cascaded += 1;
+            for &r in &bucket.refs {
+                match self.slab.try_at(r.index) {
+                    Some(e) if e.seq == r.seq => {
+                        let deadline = e.deadline;
+                        self.place(r.index, deadline, r.seq);
+                        self.stats.cascaded += 1;
+                    }
+                    _ => self.stats.stale_skipped += 1,
+                }
             }
         }
-        // Same-slot resets leave timers behind newer ones: restore first-in first-out order.
-        self.sort_ready();
+        bucket.clear();
+        let pending = self.slab.len();
+        self.levels.restore(level, slot, bucket, pending);
     }
 
     fn fire(&mut self, index: u32) -> Expired<T> {
         self.stats.fired += 1;
-        super::take(&mut self.slab, index)
+        self.take(index)
+    }
+
+    /// Takes a timer (already out of every place) out of the slab.
+    fn take(&mut self, index: u32) -> Expired<T> {
+        let key = self.slab.key_at(index);
+        let entry = self.slab.remove_at(index);
+        Expired {
+            key,
+            deadline: entry.deadline,
+            payload: entry.payload,
+        }
     }
 }
 
@@ -273,11 +344,16 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             self.stats.rejected += 1;
             return Err(InsertError::Full(payload));
         }
-        let mut entry = Entry::new(deadline, payload);
-        entry.seq = self.next_seq();
+        let seq = self.next_seq();
+        let entry = Stamped {
+            payload,
+            deadline,
+            generation: crate::slab::FIRST_GENERATION,
+            seq,
+        };
         match self.slab.insert(entry) {
             Ok(key) => {
-                self.place(key.index, deadline);
+                self.place(key.index, deadline, seq);
                 self.stats.inserted += 1;
                 Ok(key)
             }
@@ -290,57 +366,45 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
 
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
         let index = self.slab.resolve(key)?;
-        self.unplace(index, self.slab.at(index).deadline);
+        // Out of the slab first, so a compaction triggered below sees the reference as dead.
+        let entry = self.slab.remove_at(index);
+        self.unplace(index, entry.deadline, entry.seq);
         self.stats.cancelled += 1;
-        Some(self.slab.remove_at(index).payload)
+        Some(entry.payload)
     }
 
     fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
         let index = self.slab.resolve(key).ok_or(StaleKeyError { key })?;
         let seq = self.next_seq();
         self.stats.reset += 1;
-        let old = self.slab.at(index).deadline;
-        if old > self.elapsed && deadline > self.elapsed {
-            let level = level_for(self.elapsed, old);
-            if level < LEVELS
-                && level_for(self.elapsed, deadline) == level
-                && slot_for(old, level) == slot_for(deadline, level)
-            {
-                // Same slot: rewrite the entry in place; its new seq orders it when it is due.
-                let e = self.slab.at_mut(index);
-                e.deadline = deadline;
-                e.seq = seq;
-                self.hint = self.hint.min(deadline);
-                return Ok(());
-            }
-        }
-        // Take it out where its old deadline put it (the due queue reads the entry's deadline).
-        self.unplace(index, old);
         let e = self.slab.at_mut(index);
+        let (old, old_seq) = (e.deadline, e.seq);
         e.deadline = deadline;
         e.seq = seq;
-        self.place(index, deadline);
+        // The entry holds the new seq now, so the old reference counts as dead.
+        self.unplace(index, old, old_seq);
+        self.place(index, deadline, seq);
         Ok(())
     }
 
     fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
         self.now = self.now.max(now);
         let now = self.now;
-        if now < self.hint && self.due.is_empty() {
+        if now < self.hint && self.due_is_empty() {
             // Idle turn: nothing can be due yet. The cursor may lag `now`; that only costs a
             // later insert a coarser level.
             return None;
         }
         loop {
-            if let Some(index) = self.due.pop(&mut self.slab) {
+            if let Some(index) = self.pop_due() {
                 return Some(self.fire(index));
             }
             match self.next_slot() {
                 Some((level, slot, start)) if start <= now => self.process(level, slot, start),
                 Some(_) => break,
-                None => match self.overflow.first_deadline() {
+                None => match self.overflow.first_key_value() {
                     // Levels are empty: jump the cursor to the start of that timer's span.
-                    Some(d) if d <= now => self.advance_to(span_start(d)),
+                    Some((&(d, _), _)) if d <= now => self.advance_to(span_start(d)),
                     _ => break,
                 },
             }
@@ -349,7 +413,10 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         // moves up to `now` (no slot boundary is crossed before it).
         self.hint = match self.next_slot() {
             Some((_, _, start)) => start,
-            None => self.overflow.first_deadline().unwrap_or(Tick::MAX),
+            None => self
+                .overflow
+                .first_key_value()
+                .map_or(Tick::MAX, |(&(d, _), _)| d),
         };
         // Bring the cursor up so later inserts land on fine levels.
         self.advance_to(now);
@@ -360,9 +427,14 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         if self.slab.len() == 0 {
             return None;
         }
-        // With the due queue empty, some timer is in the levels or the overflow, and `hint` is
-        // at most its deadline.
-        self.due.first_deadline(self.elapsed).or(Some(self.hint))
+        if let Some((&(d, _), _)) = self.overdue.first_key_value() {
+            return Some(d);
+        }
+        if self.ready.live() != 0 {
+            return Some(self.elapsed);
+        }
+        // Some timer is in the levels or the overflow, and `hint` is at most its deadline.
+        Some(self.hint)
     }
 
     fn deadline(&self, key: TimerKey) -> Option<Tick> {
@@ -390,28 +462,20 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     }
 
     fn drain(&mut self) -> Vec<Expired<T>> {
-        // Walk every place in an order that keeps equal deadlines first-in first-out (they
-        // always share one place), then sort stably by deadline.
-        let mut order = self.all_indices();
-        order.sort_unstable_by_key(|&i| {
-            let e = self.slab.at(i);
-            (e.deadline, e.seq)
-        });
-        self.due = Due::default();
-        self.overflow = Ordered::default();
-        self.levels = Levels::new();
+        let order = self.firing_order();
+        self.clear_places();
         self.hint = Tick::MAX;
         self.stats.drained += order.len() as u64;
-        order
-            .into_iter()
-            .map(|index| super::take(&mut self.slab, index))
-            .collect()
+        order.into_iter().map(|index| self.take(index)).collect()
     }
 
     fn allocated_bytes(&self) -> usize {
+        // A B-tree entry of `((Tick, u32), u32)` with node overhead: about 1.5× its 16 bytes.
+        let ordered = (self.overdue.len() + self.overflow.len()) * 24;
         self.slab.allocated_bytes()
             + self.levels.allocated_bytes()
-            + self.overflow.len() * 3 * core::mem::size_of::<(Tick, u64, u32)>() / 2
+            + self.ready.allocated_bytes()
+            + ordered
     }
 
     fn name(&self) -> &'static str {
@@ -421,30 +485,35 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     fn check_invariants(&self) {
         self.slab.check();
         assert!(self.elapsed <= self.now, "cursor ahead of now");
-        let due = self.due.collect(&self.slab, self.elapsed);
-        let ready: Vec<u32> = due
-            .iter()
-            .copied()
-            .filter(|&i| self.slab.at(i).deadline == self.elapsed)
-            .collect();
+        for (&(d, seq), &i) in &self.overdue {
+            let e = self.slab.at(i);
+            assert_eq!((e.deadline, e.seq), (d, seq), "overdue key disagrees");
+            assert!(d < self.elapsed, "overdue timer not behind the cursor");
+        }
+        let ready = self.ready.collect_live(&self.slab);
+        for r in &ready {
+            assert_eq!(
+                self.slab.at(r.index).deadline,
+                self.elapsed,
+                "ready timer not at the cursor"
+            );
+        }
         for pair in ready.windows(2) {
             assert!(
-                self.slab.at(pair[0]).seq < self.slab.at(pair[1]).seq,
-                "ready list out of first-in first-out order"
+                pair[0].seq < pair[1].seq,
+                "ready bucket out of first-in first-out order"
             );
         }
-        for i in self.all_indices() {
-            assert!(self.slab.at(i).seq < self.seq, "seq from the future");
-        }
-        let mut seen = due.len();
-        for (l, s, list) in self.levels.lists() {
+        for (l, s, bucket) in self.levels.buckets() {
             assert_eq!(
                 self.levels.is_marked(l, s),
-                !list.is_empty(),
+                !bucket.refs.is_empty(),
                 "occupancy bit of level {l} slot {s} is wrong"
             );
-            for index in list.collect(&self.slab) {
-                let d = self.slab.at(index).deadline;
+            assert_eq!(bucket.start, 0, "a level bucket was partly handed out");
+            let live = bucket.collect_live(&self.slab);
+            for r in &live {
+                let d = self.slab.at(r.index).deadline;
                 assert!(
                     d > self.elapsed,
                     "level {l} holds a timer at or behind the cursor"
@@ -456,19 +525,33 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
                 );
                 assert_eq!(slot_for(d, l), s, "timer {d} in the wrong slot");
                 assert!(self.hint <= d, "hint {} above deadline {d}", self.hint);
-                seen += 1;
+            }
+            for pair in live.windows(2) {
+                let (a, b) = (self.slab.at(pair[0].index), self.slab.at(pair[1].index));
+                assert!(
+                    a.deadline != b.deadline || a.seq < b.seq,
+                    "equal deadlines out of first-in first-out order in level {l} slot {s}"
+                );
             }
         }
-        for index in self.overflow.collect(&self.slab) {
-            let d = self.slab.at(index).deadline;
+        for (&(d, seq), &i) in &self.overflow {
+            let e = self.slab.at(i);
+            assert_eq!((e.deadline, e.seq), (d, seq), "overflow key disagrees");
             assert!(
                 d > self.elapsed && level_for(self.elapsed, d) >= LEVELS,
                 "overflow holds a timer the levels should"
             );
             assert!(self.hint <= d, "hint {} above deadline {d}", self.hint);
-            seen += 1;
         }
-        assert_eq!(seen, self.slab.len(), "a timer is in no place or in two");
+        let mut all = self.all_indices();
+        for &i in &all {
+            assert!(self.slab.at(i).seq < self.seq, "seq from the future");
+        }
+        let placed = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), placed, "a timer has two live references");
+        assert_eq!(placed, self.slab.len(), "a timer is in no place");
     }
 }
 

@@ -22,8 +22,7 @@
 
 use alloc::boxed::Box;
 
-use super::list::List;
-use super::Entry;
+use super::bucket::{Bucket, Ref, Stamped};
 use crate::slab::Slab;
 use crate::Tick;
 
@@ -71,56 +70,138 @@ pub(crate) fn span_end(t: Tick) -> Tick {
     t | ((1u64 << SPAN_BITS) - 1)
 }
 
-/// All six levels: 64 FIFO slot lists per level and one occupancy word per level.
+/// All six levels: 64 slot buckets per level and one occupancy word per level.
 ///
-/// The six words sit together in one cache line, apart from the 3 KiB of list heads, so finding
-/// the earliest slot reads one line however the lists are spread.
+/// The six words sit together in one cache line, apart from the 12 KiB of buckets, so finding
+/// the earliest slot reads one line however the buckets are spread.
+///
+/// A processed slot keeps a small allocation; a large one goes to a pool of spare vectors that
+/// a filling slot takes before growing its own. Memory follows the timers instead of every
+/// slot keeping the largest vector it ever needed, and steady state allocates nothing.
 pub(crate) struct Levels {
-    /// Bit `s` of `occupied[l]` is set iff `slots[l][s]` is non-empty.
+    /// Bit `s` of `occupied[l]` is set iff `slots[l][s]` holds a reference (live or dead).
     occupied: [u64; LEVELS],
-    slots: Box<[[List; SLOTS]; LEVELS]>,
+    slots: Box<[[Bucket; SLOTS]; LEVELS]>,
+    /// Emptied vectors too large to leave in their slot.
+    spare: Vec<Vec<Ref>>,
+    /// Total capacity of `spare`, in references.
+    spare_refs: usize,
 }
+
+/// A processed slot keeps its vector up to this capacity (2 KiB); larger ones are pooled.
+const KEEP_REFS: usize = 256;
+/// The pool holds at most this many references more than there are pending timers.
+const SPARE_SLACK: usize = 1 << 16;
 
 impl Levels {
     pub(crate) fn new() -> Self {
         Self {
             occupied: [0; LEVELS],
-            slots: Box::new([[List::EMPTY; SLOTS]; LEVELS]),
+            slots: Box::new(core::array::from_fn(|_| {
+                core::array::from_fn(|_| Bucket::default())
+            })),
+            spare: Vec::new(),
+            spare_refs: 0,
         }
     }
 
     #[inline]
-    pub(crate) fn push<T>(
-        &mut self,
-        slab: &mut Slab<Entry<T>>,
-        index: u32,
-        level: usize,
-        slot: usize,
-    ) {
-        self.slots[level][slot].push_back(slab, index);
+    pub(crate) fn push(&mut self, level: usize, slot: usize, r: Ref) {
+        let refs = &self.slots[level][slot].refs;
+        if refs.len() == refs.capacity() && !self.spare.is_empty() {
+            self.adopt_spare(level, slot);
+        }
+        self.slots[level][slot].push(r);
         self.occupied[level] |= 1 << slot;
     }
 
-    #[inline]
-    pub(crate) fn remove<T>(
-        &mut self,
-        slab: &mut Slab<Entry<T>>,
-        index: u32,
-        level: usize,
-        slot: usize,
-    ) {
-        let list = &mut self.slots[level][slot];
-        list.unlink(slab, index);
-        if list.is_empty() {
-            self.occupied[level] &= !(1 << slot);
+    /// A full slot about to grow takes the largest pooled vector instead, if that is larger.
+    #[cold]
+    fn adopt_spare(&mut self, level: usize, slot: usize) {
+        let refs = &mut self.slots[level][slot].refs;
+        if self.spare.last().is_some_and(|v| v.capacity() > refs.len()) {
+            let mut bigger = self.spare.pop().unwrap_or_default();
+            self.spare_refs -= bigger.capacity();
+            bigger.extend_from_slice(refs);
+            let smaller = core::mem::replace(refs, bigger);
+            if smaller.capacity() != 0 {
+                self.pool(smaller);
+            }
         }
     }
 
-    /// Empties a slot and returns its list.
+    /// Keeps an emptied vector in the pool (sorted by capacity, largest last), dropping the
+    /// smallest ones while the pool holds more than `limit` references.
+    fn pool(&mut self, mut refs: Vec<Ref>) {
+        refs.clear();
+        let at = self
+            .spare
+            .partition_point(|v| v.capacity() < refs.capacity());
+        self.spare_refs += refs.capacity();
+        self.spare.insert(at, refs);
+    }
+
+    fn trim_pool(&mut self, limit: usize) {
+        while self.spare_refs > limit && !self.spare.is_empty() {
+            let smallest = self.spare.remove(0);
+            self.spare_refs -= smallest.capacity();
+        }
+    }
+
+    /// Counts a dead reference in a slot, compacting the slot when dead ones outnumber the live;
+    /// returns the references dropped by that compaction (0 when there was none).
     #[inline]
-    pub(crate) fn take(&mut self, level: usize, slot: usize) -> List {
+    pub(crate) fn mark_dead<T>(
+        &mut self,
+        slab: &Slab<Stamped<T>>,
+        level: usize,
+        slot: usize,
+    ) -> usize {
+        let bucket = &mut self.slots[level][slot];
+        if !bucket.mark_dead() {
+            return 0;
+        }
+        let dropped = bucket.compact(slab);
+        if bucket.is_empty() {
+            self.occupied[level] &= !(1 << slot);
+        }
+        dropped
+    }
+
+    /// Empties a slot and returns its bucket (hand it back with [`Levels::restore`] to keep the
+    /// allocation).
+    #[inline]
+    pub(crate) fn take(&mut self, level: usize, slot: usize) -> Bucket {
         self.occupied[level] &= !(1 << slot);
-        core::mem::replace(&mut self.slots[level][slot], List::EMPTY)
+        core::mem::take(&mut self.slots[level][slot])
+    }
+
+    /// Takes back a taken slot's bucket, emptied: a small allocation stays in the slot, a large
+    /// one is pooled while the pool holds fewer than `pending` (+ slack) references.
+    #[inline]
+    pub(crate) fn restore(
+        &mut self,
+        level: usize,
+        slot: usize,
+        mut bucket: Bucket,
+        pending: usize,
+    ) {
+        bucket.clear();
+        let current = &mut self.slots[level][slot];
+        if bucket.refs.capacity() <= KEEP_REFS && current.refs.capacity() == 0 {
+            *current = bucket;
+        } else if bucket.refs.capacity() > KEEP_REFS {
+            self.pool(bucket.refs);
+            self.trim_pool(pending + SPARE_SLACK);
+        }
+    }
+
+    /// Empties every slot, keeping the allocations.
+    pub(crate) fn clear(&mut self) {
+        self.occupied = [0; LEVELS];
+        for bucket in self.slots.iter_mut().flatten() {
+            bucket.clear();
+        }
     }
 
     /// The earliest occupied slot: `(level, slot, first tick of the slot)` for the cursor at
@@ -133,12 +214,12 @@ impl Levels {
         Some((level, slot, slot_start(elapsed, level, slot)))
     }
 
-    /// Every slot list with its level and slot, in order. For `drain` and invariant checks.
-    pub(crate) fn lists(&self) -> impl Iterator<Item = (usize, usize, &List)> + '_ {
+    /// Every bucket with its level and slot, in order. For renumbering, drain and checks.
+    pub(crate) fn buckets(&self) -> impl Iterator<Item = (usize, usize, &Bucket)> + '_ {
         self.slots
             .iter()
             .enumerate()
-            .flat_map(|(l, level)| level.iter().enumerate().map(move |(s, list)| (l, s, list)))
+            .flat_map(|(l, level)| level.iter().enumerate().map(move |(s, b)| (l, s, b)))
     }
 
     /// Whether bit `slot` of `level` is set.
@@ -146,9 +227,17 @@ impl Levels {
         self.occupied[level] & (1 << slot) != 0
     }
 
-    /// Bytes of heap memory held (the list heads).
+    /// Bytes of heap memory held (the buckets and their references).
     pub(crate) fn allocated_bytes(&self) -> usize {
-        core::mem::size_of::<[[List; SLOTS]; LEVELS]>()
+        core::mem::size_of::<[[Bucket; SLOTS]; LEVELS]>()
+            + self
+                .slots
+                .iter()
+                .flatten()
+                .map(Bucket::allocated_bytes)
+                .sum::<usize>()
+            + self.spare_refs * core::mem::size_of::<Ref>()
+            + self.spare.capacity() * core::mem::size_of::<Vec<Ref>>()
     }
 }
 

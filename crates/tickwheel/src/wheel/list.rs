@@ -71,22 +71,6 @@ impl List {
         Some(index)
     }
 
-    /// Appends all of `other` to the end of `self` in O(1); `other` becomes empty.
-    #[inline]
-    pub(crate) fn append<T>(&mut self, slab: &mut Slab<Entry<T>>, other: &mut List) {
-        if other.is_empty() {
-            return;
-        }
-        if self.is_empty() {
-            *self = *other;
-        } else {
-            slab.at_mut(self.tail).next = other.head;
-            slab.at_mut(other.head).prev = self.tail;
-            self.tail = other.tail;
-        }
-        *other = List::EMPTY;
-    }
-
     /// Walks the list, checking its links; returns the entries in order. For invariant checks.
     pub(crate) fn collect<T>(&self, slab: &Slab<Entry<T>>) -> alloc::vec::Vec<u32> {
         let mut out = alloc::vec::Vec::new();

@@ -1,15 +1,20 @@
 //! The timing-wheel designs and the pieces they share.
 //!
-//! Both wheels keep each timer in one slab entry linked into exactly one place, and that place
-//! is a function of the timer's deadline and the wheel's cursor (the last tick fully swept), so
+//! Both wheels keep each timer in one slab entry with exactly one place, and that place is a
+//! function of the timer's deadline and the wheel's cursor (the last tick fully swept), so
 //! entries need not remember where they are:
 //!
 //! | deadline vs cursor | place |
 //! |---|---|
-//! | `deadline < cursor` | the overdue queue ([`due`]), ordered by `(deadline, insertion)` |
-//! | `deadline == cursor` | the ready list ([`due`]), first-in first-out |
+//! | `deadline < cursor` | the overdue queue, ordered by `(deadline, insertion)` |
+//! | `deadline == cursor` | the ready list, first-in first-out |
 //! | `deadline > cursor` | a wheel slot (or the hierarchical wheel's overflow) |
+//!
+//! The hashed wheel links its entries ([`Entry`]) into intrusive lists ([`list`], [`due`],
+//! [`ordered`]). The hierarchical wheel keeps vectors of references instead, deleted lazily
+//! ([`bucket`]), with its arithmetic in [`level`].
 
+pub(crate) mod bucket;
 pub(crate) mod due;
 pub(crate) mod hashed;
 pub(crate) mod hierarchical;
@@ -22,7 +27,7 @@ use core::num::NonZeroU32;
 use crate::slab::Slab;
 use crate::{Expired, Tick};
 
-/// A wheel timer: the payload, its deadline and its links in an intrusive list.
+/// A hashed-wheel timer: the payload, its deadline and its links in an intrusive list.
 ///
 /// Entries kept in an [`ordered::Ordered`] store (overdue, overflow) are not in a list; they
 /// keep their insertion number split across `prev` and `next` instead.
@@ -32,10 +37,6 @@ pub(crate) struct Entry<T> {
     pub(crate) prev: u32,
     pub(crate) next: u32,
     pub(crate) generation: NonZeroU32,
-    /// Insertion order (inserts and resets), used by the hierarchical wheel to restore
-    /// first-in first-out order among timers that come due at the same tick. Fits in what would
-    /// otherwise be padding: the entry stays 32 bytes for a `u64` payload.
-    pub(crate) seq: u32,
 }
 
 impl<T> Entry<T> {
@@ -46,7 +47,6 @@ impl<T> Entry<T> {
             prev: crate::slab::NIL,
             next: crate::slab::NIL,
             generation: crate::slab::FIRST_GENERATION,
-            seq: 0,
         }
     }
 }
@@ -54,7 +54,7 @@ impl<T> Entry<T> {
 crate::slab::generational!(Entry);
 
 /// Takes a timer out of the slab (it must already be unlinked) and hands it back as `Expired`:
-/// what both wheels do when a timer fires or is drained.
+/// what the hashed wheel does when a timer fires or is drained.
 #[inline]
 pub(crate) fn take<T>(slab: &mut Slab<Entry<T>>, index: u32) -> Expired<T> {
     let key = slab.key_at(index);
