@@ -1,15 +1,17 @@
 //! A hierarchical-wheel slot's contents: a vector of references to slab entries, deleted lazily.
 //!
-//! A [`Ref`] is `(index, seq)`: a timer's slab index and the insertion number ([`Stamped::seq`])
-//! it had when the reference was pushed. Every insert and reset gives a timer a new `seq`, so a
+//! A [`Ref`] is `(index, seq, low)`: a timer's slab index, the insertion number
+//! ([`Stamped::seq`]) it had when the reference was pushed, and the low 32 bits of its deadline. Every insert and reset gives a timer a new `seq`, so a
 //! reference is *live* iff the slab slot at `index` is occupied and holds that `seq`; any other
 //! reference is *dead* (its timer was cancelled, reset elsewhere, or fired) and is skipped.
 //!
 //! Cancel and reset therefore never touch the bucket: they read and write the one entry in the
 //! slab and add one to the bucket's dead count. Compared with an intrusive doubly-linked list
 //! this saves the two neighbours' cache lines on every removal, and a cascade or a fire walks
-//! contiguous memory, so the slab reads of consecutive timers are independent and the CPU
-//! overlaps their misses instead of chasing one `next` pointer after another.
+//! contiguous memory: a bucket with no dead references cascades without reading the slab at all
+//! (the deadline is rebuilt from `low`), and otherwise the slab reads of consecutive timers are
+//! independent, so the CPU overlaps their misses instead of chasing one `next` pointer after
+//! another.
 //!
 //! # Invariants
 //! - `dead` equals the number of dead references in `refs` (counted from `start` for the ready
@@ -24,7 +26,7 @@
 //! |---|---|
 //! | push | O(1) amortised: one store at the end of a hot vector |
 //! | mark dead | O(1); amortised O(1) compaction (each dead reference is dropped once) |
-//! | memory | 8 B per reference (at most about 2× the live timers, plus `Vec` growth) |
+//! | memory | 12 B per reference (at most about 2× the live timers, plus `Vec` growth) |
 
 use alloc::vec::Vec;
 
@@ -49,11 +51,15 @@ pub(crate) struct Stamped<T> {
 
 crate::slab::generational!(Stamped);
 
-/// A reference from a bucket (or an ordered store) to a slab entry.
+/// A reference from a bucket to a slab entry: 12 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Ref {
     pub(crate) index: u32,
     pub(crate) seq: u32,
+    /// The low 32 bits of the timer's deadline. A timer below the top level agrees with the
+    /// cursor on every bit from 30 up, so a cascade rebuilds its deadline from these without
+    /// reading the slab.
+    pub(crate) low: u32,
 }
 
 impl Ref {
@@ -175,6 +181,7 @@ mod tests {
                 bucket.push(Ref {
                     index: key.index,
                     seq,
+                    low: 0,
                 });
                 key
             })
@@ -193,7 +200,8 @@ mod tests {
         assert_eq!(bucket.collect_live(&slab).len(), 50);
         assert!(!Ref {
             index: reused.index,
-            seq: 98
+            seq: 98,
+            low: 0,
         }
         .is_live(&slab));
         assert_eq!(bucket.compact(&slab), 50);
@@ -214,6 +222,7 @@ mod tests {
             bucket.push(Ref {
                 index: key.index,
                 seq,
+                low: 0,
             });
         }
         let total = bucket.refs.len() as u32;

@@ -10,7 +10,7 @@
 //! overdue store; timers more than one whole-wheel span (2^36 ticks) away wait in the ordered
 //! overflow and enter the levels when the cursor enters their span.
 //!
-//! Slots are [`bucket`](super::bucket)s: vectors of `(index, seq)` references into the slab with
+//! Slots are [`bucket`](super::bucket)s: vectors of `(index, seq, low deadline bits)` references into the slab with
 //! lazy deletion. Cancel and reset write only the timer's own slab entry (and a counter), never
 //! a neighbour; a cascade or a fire walks a vector, so the misses on the entries it reads
 //! overlap instead of following a linked list one miss at a time.
@@ -37,7 +37,7 @@
 //! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once |
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
-//! | memory per timer | a 24 B slab slot (u64 payload) + an 8 B reference (up to 2× under churn) + `Vec` growth; 12 KiB of buckets per wheel |
+//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 2× under churn) + `Vec` growth; 12 KiB of buckets per wheel |
 //!
 //! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
 //! and Varghese & Lauck's hierarchical scheme 7; lazy deletion as in asyncio's heap.
@@ -178,56 +178,84 @@ impl<T> HierarchicalWheel<T> {
         self.seq = order.len() as u32;
     }
 
-    /// Puts a timer's reference where its deadline says.
-    #[inline]
+    /// Puts a timer's reference where its deadline says. The slot and ready cases are inline;
+    /// the ordered stores (past deadlines, beyond the top level) are out of line, so the hot
+    /// path saves no registers for them.
+    #[inline(always)]
     fn place(&mut self, index: u32, deadline: Tick, seq: u32) {
-        if deadline <= self.elapsed {
-            if deadline == self.elapsed {
-                self.ready.push(Ref { index, seq });
-            } else {
-                self.overdue.insert((deadline, seq), index);
+        let r = Ref {
+            index,
+            seq,
+            low: deadline as u32,
+        };
+        if deadline > self.elapsed {
+            let level = level_for(self.elapsed, deadline);
+            if level < LEVELS {
+                self.hint = self.hint.min(deadline);
+                self.levels.push(level, slot_for(deadline, level), r);
+                return;
             }
+        } else if deadline == self.elapsed {
+            self.ready.push(r);
             return;
         }
-        self.hint = self.hint.min(deadline);
-        let level = level_for(self.elapsed, deadline);
-        if level < LEVELS {
-            self.levels
-                .push(level, slot_for(deadline, level), Ref { index, seq });
+        self.place_ordered(index, deadline, seq);
+    }
+
+    /// [`place`](Self::place) for a deadline behind the cursor or beyond the top level.
+    #[cold]
+    #[inline(never)]
+    fn place_ordered(&mut self, index: u32, deadline: Tick, seq: u32) {
+        if deadline < self.elapsed {
+            self.overdue.insert((deadline, seq), index);
         } else {
+            self.hint = self.hint.min(deadline);
             self.overflow.insert((deadline, seq), index);
         }
     }
 
     /// Retires the reference `(deadline, seq)` of a timer that was cancelled or took a new seq:
-    /// removed from an ordered store, counted dead in a bucket.
-    #[inline]
+    /// counted dead in a bucket, removed from an ordered store.
+    #[inline(always)]
     fn unplace(&mut self, index: u32, deadline: Tick, seq: u32) {
-        if deadline <= self.elapsed {
-            if deadline == self.elapsed {
-                if self.ready.mark_dead() {
-                    self.stats.compactions += 1;
-                    self.stats.stale_skipped += self.ready.compact(&self.slab) as u64;
+        if deadline > self.elapsed {
+            let level = level_for(self.elapsed, deadline);
+            if level < LEVELS {
+                let slot = slot_for(deadline, level);
+                if self.levels.mark_dead(level, slot) {
+                    self.compact(level, slot);
                 }
-            } else {
-                let removed = self.overdue.remove(&(deadline, seq));
-                debug_assert_eq!(removed, Some(index), "overdue store lost a timer");
+                return;
+            }
+        } else if deadline == self.elapsed {
+            if self.ready.mark_dead() {
+                self.stats.compactions += 1;
+                self.stats.stale_skipped += self.ready.compact(&self.slab) as u64;
             }
             return;
         }
-        let level = level_for(self.elapsed, deadline);
-        if level < LEVELS {
-            let dropped = self
-                .levels
-                .mark_dead(&self.slab, level, slot_for(deadline, level));
-            if dropped != 0 {
-                self.stats.compactions += 1;
-                self.stats.stale_skipped += dropped as u64;
-            }
+        self.unplace_ordered(index, deadline, seq);
+    }
+
+    /// [`unplace`](Self::unplace) for a deadline behind the cursor or beyond the top level.
+    #[cold]
+    #[inline(never)]
+    fn unplace_ordered(&mut self, index: u32, deadline: Tick, seq: u32) {
+        let store = if deadline < self.elapsed {
+            &mut self.overdue
         } else {
-            let removed = self.overflow.remove(&(deadline, seq));
-            debug_assert_eq!(removed, Some(index), "overflow lost a timer");
-        }
+            &mut self.overflow
+        };
+        let removed = store.remove(&(deadline, seq));
+        debug_assert_eq!(removed, Some(index), "ordered store lost a timer");
+    }
+
+    /// Drops the dead references of one slot.
+    #[cold]
+    #[inline(never)]
+    fn compact(&mut self, level: usize, slot: usize) {
+        self.stats.compactions += 1;
+        self.stats.stale_skipped += self.levels.compact(&self.slab, level, slot) as u64;
     }
 
     /// Live timers still to hand out at the cursor: the overdue store, then the ready bucket.
@@ -289,6 +317,16 @@ impl<T> HierarchicalWheel<T> {
             self.ready.refs.extend_from_slice(&bucket.refs);
             self.ready.dead = bucket.dead;
             self.ready.start = 0;
+        } else if bucket.dead == 0 && level < LEVELS - 1 {
+            // Every reference is live, and below the top level a deadline agrees with the
+            // cursor on bits 30 and up: rebuild it from its low half, leave the slab alone.
+            let high = self.elapsed & !u64::from(u32::MAX);
+            for &r in &bucket.refs {
+                let deadline = high | u64::from(r.low);
+                debug_assert_eq!(deadline, self.slab.at(r.index).deadline);
+                self.place(r.index, deadline, r.seq);
+            }
+            self.stats.cascaded += bucket.refs.len() as u64;
         } else {
             for &r in &bucket.refs {
                 match self.slab.try_at(r.index) {

@@ -148,19 +148,20 @@ impl Levels {
         }
     }
 
-    /// Counts a dead reference in a slot, compacting the slot when dead ones outnumber the live;
-    /// returns the references dropped by that compaction (0 when there was none).
+    /// Counts a dead reference in a slot; `true` when the slot should now be compacted.
     #[inline]
-    pub(crate) fn mark_dead<T>(
+    pub(crate) fn mark_dead(&mut self, level: usize, slot: usize) -> bool {
+        self.slots[level][slot].mark_dead()
+    }
+
+    /// Drops a slot's dead references; returns how many.
+    pub(crate) fn compact<T>(
         &mut self,
         slab: &Slab<Stamped<T>>,
         level: usize,
         slot: usize,
     ) -> usize {
         let bucket = &mut self.slots[level][slot];
-        if !bucket.mark_dead() {
-            return 0;
-        }
         let dropped = bucket.compact(slab);
         if bucket.is_empty() {
             self.occupied[level] &= !(1 << slot);
