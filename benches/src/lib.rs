@@ -21,6 +21,7 @@ pub mod workload;
 pub use adapter::binary_heap::LazyBinaryHeap;
 pub use adapter::btree::BTreeTimer;
 pub use adapter::delay_queue::DelayQueueAdapter;
+pub use adapter::floor::Floor;
 pub use adapter::hhwt::HhwtAdapter;
 pub use adapter::tickwheel::{Tw, TwKind};
 pub use adapter::timer_queue::TimerQueueAdapter;

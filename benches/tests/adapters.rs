@@ -86,3 +86,23 @@ fn workloads_keep_their_live_count() {
         assert_eq!(idle.adapter().len(), n, "{}", A::NAME);
     });
 }
+
+/// The floor store (profile binary only) keeps keys honest: a cancelled key is stale, also once
+/// its slot is reused, and `len` follows.
+#[test]
+fn floor_store_checks_its_keys() {
+    use tickwheel_benches::Floor;
+    let mut f = Floor::with_capacity(4);
+    let a = f.insert(10, 1);
+    let b = f.insert(20, 2);
+    assert!(f.cancel(a));
+    assert!(!f.cancel(a), "a cancelled key is stale");
+    let c = f.insert(30, 3);
+    assert_eq!(c.0, a.0, "the freed slot is reused");
+    assert!(!f.cancel(a), "the old key stays stale after reuse");
+    assert_eq!(f.reset(b, 40, 2), b);
+    assert_eq!(f.len(), 2);
+    assert!(f.cancel(b) && f.cancel(c));
+    assert!(f.is_empty());
+    assert_eq!(f.poll(u64::MAX), None);
+}

@@ -10,6 +10,7 @@
 pub(crate) mod binary_heap;
 pub(crate) mod btree;
 pub(crate) mod delay_queue;
+pub(crate) mod floor;
 pub(crate) mod hhwt;
 pub(crate) mod tickwheel;
 pub(crate) mod timer_queue;

@@ -44,6 +44,17 @@ fn main() -> ExitCode {
         eprintln!("profile: N and ITERATIONS must be numbers");
         return ExitCode::from(2);
     };
+    if name == tickwheel_benches::Floor::NAME {
+        if matches!(workload, Workload::Expire | Workload::PollIdle) {
+            eprintln!(
+                "profile: the floor never fires; it has no `{}`",
+                workload.name()
+            );
+            return ExitCode::from(2);
+        }
+        profile::<tickwheel_benches::Floor>(workload, n, iters);
+        return ExitCode::SUCCESS;
+    }
     let mut found = false;
     for_each_adapter!(A => if A::NAME == name {
         found = true;

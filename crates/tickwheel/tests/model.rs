@@ -379,6 +379,43 @@ proptest! {
     }
 }
 
+/// Thousands of resets and cancels over a few dozen timers: dead references far outnumber the
+/// live ones, so the hierarchical wheel compacts its buckets again and again (also while its
+/// ready bucket is being handed out) and must keep every timer, once, in order.
+#[test]
+fn resets_far_beyond_the_live_count_force_compactions() {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for near in [2u64, 66, 4_095] {
+        let mut ops: Vec<Op> = (0..40)
+            .map(|i| Op::Insert(When::After(near + i % 3)))
+            .collect();
+        for round in 0..3_000u64 {
+            let r = next();
+            let when = When::After(near + r % 5);
+            ops.push(match r % 16 {
+                0 => Op::Cancel(r as usize),
+                1 | 2 => Op::Insert(when),
+                3 if round % 7 == 0 => Op::Poll {
+                    step: r % 3,
+                    limit: Some(2),
+                },
+                _ => Op::Reset(r as usize, when),
+            });
+        }
+        ops.push(Op::Poll {
+            step: near + 10,
+            limit: None,
+        });
+        run(0, None, &ops).unwrap();
+    }
+}
+
 /// Equal deadlines in bulk, with cancels and resets in between: FIFO must survive cascades.
 #[test]
 fn bulk_equal_deadlines_with_cascades() {

@@ -1,42 +1,47 @@
-//! A hierarchical-wheel slot's contents: a vector of references to slab entries, deleted lazily.
+//! A hierarchical-wheel slot's contents: a queue of references to slab entries, deleted lazily,
+//! stored in fixed-size chunks of one shared arena.
 //!
 //! A [`Ref`] is `(index, seq, low)`: a timer's slab index, the insertion number
-//! ([`Stamped::seq`]) it had when the reference was pushed, and the low 32 bits of its deadline. Every insert and reset gives a timer a new `seq`, so a
-//! reference is *live* iff the slab slot at `index` is occupied and holds that `seq`; any other
-//! reference is *dead* (its timer was cancelled, reset elsewhere, or fired) and is skipped.
+//! ([`Stamped::seq`]) it had when the reference was pushed, and the low 32 bits of its deadline.
+//! Every insert and reset gives a timer a new `seq`, so a reference is *live* iff the slab slot
+//! at `index` is occupied and holds that `seq`; any other reference is *dead* (its timer was
+//! cancelled, reset elsewhere, or fired) and is skipped.
 //!
-//! Cancel and reset therefore never touch the bucket: they read and write the one entry in the
-//! slab and add one to the bucket's dead count. Compared with an intrusive doubly-linked list
-//! this saves the two neighbours' cache lines on every removal, and a cascade or a fire walks
-//! contiguous memory: a bucket with no dead references cascades without reading the slab at all
-//! (the deadline is rebuilt from `low`), and otherwise the slab reads of consecutive timers are
-//! independent, so the CPU overlaps their misses instead of chasing one `next` pointer after
-//! another.
+//! A [`Bucket`] is a FIFO list of [`CHUNK`]-reference chunks in the [`Chunks`] arena: pushes
+//! fill the tail chunk, reads walk from a cursor in the head chunk, and emptied chunks go to
+//! a free list that every bucket shares. Memory therefore follows the references wherever the
+//! timers are, growth never copies a slot's contents, and once the arena has reached the
+//! working set nothing is allocated.
+//!
+//! Cancel and reset never touch a bucket: they read and write the timer's own slab entry, and
+//! its old reference goes dead where it lies. Compared with an intrusive doubly-linked list
+//! this saves the two neighbours' cache lines on every removal, and a cascade walks contiguous
+//! memory without reading the slab at all (each deadline is rebuilt from `low`; dead references
+//! are carried along). Dead references are found and dropped where the slab is read anyway:
+//! when the ready bucket hands timers out, and when the wheel compacts (see
+//! [`hierarchical`](super::hierarchical)). Those slab reads are independent of each other, so
+//! the CPU overlaps their misses instead of chasing one `next` pointer after another.
 //!
 //! # Invariants
-//! - `dead` equals the number of dead references in `refs` (counted from `start` for the ready
-//!   bucket, whose prefix before `start` has been handed out).
+//! - A bucket's `len` counts its references from the read cursor on, live or dead. An empty
+//!   bucket owns no chunk.
+//! - Every chunk is in exactly one bucket's list or in the free list.
 //! - References are pushed in `seq` order for any one deadline, so a bucket keeps first-in
 //!   first-out order among equal deadlines without sorting.
-//! - A bucket is compacted when `dead` exceeds both [`COMPACT_MIN`] and the live references, so
-//!   it never holds more than about twice its live timers.
 //!
 //! # Costs
 //! | operation | cost |
 //! |---|---|
-//! | push | O(1) amortised: one store at the end of a hot vector |
-//! | mark dead | O(1); amortised O(1) compaction (each dead reference is dropped once) |
-//! | memory | 12 B per reference (at most about 2× the live timers, plus `Vec` growth) |
+//! | push, pop | O(1): one store or load in a hot chunk; a chunk taken from or given to the free list every 64 |
+//! | compact | O(len): one slab read per reference, independent of each other |
+//! | memory | 12 B per reference + under one 768 B chunk per non-empty slot |
 
 use alloc::vec::Vec;
 
 use core::num::NonZeroU32;
 
-use crate::slab::Slab;
+use crate::slab::{Slab, NIL};
 use crate::Tick;
-
-/// Dead references a bucket tolerates before compaction is considered at all.
-pub(crate) const COMPACT_MIN: u32 = 32;
 
 /// A timer of the hierarchical wheel: payload, deadline, slab generation and insertion number.
 /// 24 bytes for a `u64` payload.
@@ -52,7 +57,7 @@ pub(crate) struct Stamped<T> {
 crate::slab::generational!(Stamped);
 
 /// A reference from a bucket to a slab entry: 12 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Ref {
     pub(crate) index: u32,
     pub(crate) seq: u32,
@@ -70,91 +75,318 @@ impl Ref {
     }
 }
 
-/// One slot's references, with lazy deletion.
-#[derive(Default)]
+/// References per chunk: 64 × 12 B = 768 B, twelve cache lines.
+pub(crate) const CHUNK: usize = 64;
+
+/// One slot's references: a list of chunks with a read cursor. Plain indices, so `Copy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Bucket {
-    pub(crate) refs: Vec<Ref>,
-    /// Dead references in `refs[start..]`.
-    pub(crate) dead: u32,
-    /// References before `start` were already handed out (only the ready bucket uses it).
-    pub(crate) start: usize,
+    /// First chunk (holding the read cursor), or `NIL` when empty.
+    head: u32,
+    /// Last chunk (being filled), or `NIL` when empty.
+    tail: u32,
+    /// Read cursor within `head`.
+    pos: u32,
+    /// References written into `tail`.
+    fill: u32,
+    /// References from the cursor on, live or dead.
+    len: u32,
 }
 
 impl Bucket {
-    #[inline]
-    pub(crate) fn push(&mut self, r: Ref) {
-        self.refs.push(r);
-    }
+    pub(crate) const EMPTY: Bucket = Bucket {
+        head: NIL,
+        tail: NIL,
+        pos: 0,
+        fill: 0,
+        len: 0,
+    };
 
-    /// No reference at all, live or dead, from `start` on.
+    /// No reference at all, live or dead.
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.start == self.refs.len()
+        self.len == 0
     }
 
-    /// Live references from `start` on.
+    /// References from the cursor on, live or dead.
     #[inline]
-    pub(crate) fn live(&self) -> usize {
-        self.refs.len() - self.start - self.dead as usize
+    pub(crate) fn len(&self) -> usize {
+        self.len as usize
+    }
+}
+
+/// The arena every bucket's chunks live in.
+pub(crate) struct Chunks {
+    /// Chunk `c` is `refs[c * CHUNK..(c + 1) * CHUNK]`.
+    refs: Vec<Ref>,
+    /// The next chunk in the same bucket (or in the free list), or `NIL`.
+    next: Vec<u32>,
+    /// Head of the free list, or `NIL`.
+    free: u32,
+}
+
+impl Chunks {
+    /// An arena with room for `refs` references spread over `buckets` buckets before it grows
+    /// (each bucket may leave one chunk partly filled). No room is reserved when `refs` is 0.
+    pub(crate) fn new(refs: usize, buckets: usize) -> Self {
+        let chunks = if refs == 0 {
+            0
+        } else {
+            refs.div_ceil(CHUNK) + buckets
+        };
+        Self {
+            refs: Vec::with_capacity(chunks * CHUNK),
+            next: Vec::with_capacity(chunks),
+            free: NIL,
+        }
     }
 
-    /// Counts one more dead reference; `true` when the bucket should now be compacted.
     #[inline]
-    pub(crate) fn mark_dead(&mut self) -> bool {
-        self.dead += 1;
-        self.dead > COMPACT_MIN && self.dead as usize > self.live()
+    fn alloc(&mut self) -> u32 {
+        if self.free != NIL {
+            let c = self.free;
+            self.free = self.next[c as usize];
+            self.next[c as usize] = NIL;
+            return c;
+        }
+        self.grow()
     }
 
-    /// Drops every dead reference (and the handed-out prefix), keeping the order of the rest.
-    /// Returns how many references were dropped.
-    pub(crate) fn compact<T>(&mut self, slab: &Slab<Stamped<T>>) -> usize {
-        let before = self.refs.len();
-        self.refs.drain(..self.start);
-        self.refs.retain(|r| r.is_live(slab));
-        self.start = 0;
-        self.dead = 0;
-        before - self.refs.len()
+    #[cold]
+    fn grow(&mut self) -> u32 {
+        let c = self.next.len() as u32;
+        self.next.push(NIL);
+        self.refs.resize(self.refs.len() + CHUNK, Ref::default());
+        c
     }
 
-    /// The next live reference from `start` on, skipping (and uncounting) dead ones; the second
-    /// value is how many dead ones were skipped.
     #[inline]
-    pub(crate) fn pop_live<T>(&mut self, slab: &Slab<Stamped<T>>) -> (Option<Ref>, u64) {
+    fn release(&mut self, c: u32) {
+        self.next[c as usize] = self.free;
+        self.free = c;
+    }
+
+    /// Appends a reference to a bucket.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, b: &mut Bucket, r: Ref) {
+        if b.fill as usize == CHUNK || b.tail == NIL {
+            let c = self.alloc();
+            if b.tail == NIL {
+                b.head = c;
+                b.pos = 0;
+            } else {
+                self.next[b.tail as usize] = c;
+            }
+            b.tail = c;
+            b.fill = 0;
+        }
+        self.refs[b.tail as usize * CHUNK + b.fill as usize] = r;
+        b.fill += 1;
+        b.len += 1;
+    }
+
+    /// Takes the reference at a bucket's cursor, freeing each chunk as it is used up.
+    #[inline]
+    pub(crate) fn pop(&mut self, b: &mut Bucket) -> Option<Ref> {
+        if b.len == 0 {
+            return None;
+        }
+        let r = self.refs[b.head as usize * CHUNK + b.pos as usize];
+        b.pos += 1;
+        b.len -= 1;
+        if b.len == 0 {
+            debug_assert_eq!(b.head, b.tail);
+            self.release(b.head);
+            *b = Bucket::EMPTY;
+        } else if b.pos as usize == CHUNK {
+            let h = b.head;
+            b.head = self.next[h as usize];
+            b.pos = 0;
+            self.release(h);
+        }
+        Some(r)
+    }
+
+    /// The next live reference at a bucket's cursor, dropping dead ones; the second value is how
+    /// many dead ones were dropped.
+    #[inline]
+    pub(crate) fn pop_live<T>(
+        &mut self,
+        b: &mut Bucket,
+        slab: &Slab<Stamped<T>>,
+    ) -> (Option<Ref>, u64) {
         let mut skipped = 0;
-        while let Some(&r) = self.refs.get(self.start) {
-            self.start += 1;
+        while let Some(r) = self.pop(b) {
             if r.is_live(slab) {
                 return (Some(r), skipped);
             }
-            self.dead -= 1;
             skipped += 1;
         }
         (None, skipped)
     }
 
-    /// Empties the bucket, keeping its allocation.
+    /// Moves the references of a bucket's first chunk into `out` and frees that chunk; returns
+    /// how many were moved (0 once the bucket is empty). For cascades, which push into other
+    /// buckets while they read this one.
     #[inline]
-    pub(crate) fn clear(&mut self) {
-        self.refs.clear();
-        self.dead = 0;
-        self.start = 0;
+    pub(crate) fn take_chunk(&mut self, b: &mut Bucket, out: &mut [Ref; CHUNK]) -> usize {
+        if b.len == 0 {
+            return 0;
+        }
+        let h = b.head;
+        let end = if h == b.tail { b.fill } else { CHUNK as u32 };
+        let (from, to) = (
+            h as usize * CHUNK + b.pos as usize,
+            h as usize * CHUNK + end as usize,
+        );
+        let n = to - from;
+        out[..n].copy_from_slice(&self.refs[from..to]);
+        b.len -= n as u32;
+        if h == b.tail {
+            *b = Bucket::EMPTY;
+        } else {
+            b.head = self.next[h as usize];
+            b.pos = 0;
+        }
+        self.release(h);
+        n
     }
 
-    /// The live references from `start` on, checking `dead` against them. For invariant checks.
-    pub(crate) fn collect_live<T>(&self, slab: &Slab<Stamped<T>>) -> Vec<Ref> {
-        let rest = &self.refs[self.start..];
-        let live: Vec<Ref> = rest.iter().copied().filter(|r| r.is_live(slab)).collect();
-        assert_eq!(
-            rest.len() - live.len(),
-            self.dead as usize,
-            "bucket dead count disagrees with its references"
-        );
-        live
+    /// Frees every chunk of a bucket and empties it.
+    pub(crate) fn clear(&mut self, b: &mut Bucket) {
+        let mut c = b.head;
+        while c != NIL {
+            let next = self.next[c as usize];
+            self.release(c);
+            c = next;
+        }
+        *b = Bucket::EMPTY;
+    }
+
+    /// Frees every chunk of every bucket at once (the caller forgets its buckets).
+    pub(crate) fn reset(&mut self) {
+        let chunks = self.next.len() as u32;
+        for c in 0..chunks {
+            self.next[c as usize] = if c + 1 < chunks { c + 1 } else { NIL };
+        }
+        self.free = if chunks == 0 { NIL } else { 0 };
+    }
+
+    /// Drops a bucket's dead references in place, keeping the order of the rest, and frees the
+    /// chunks left over. Returns how many references were dropped.
+    pub(crate) fn compact<T>(&mut self, b: &mut Bucket, slab: &Slab<Stamped<T>>) -> usize {
+        let before = b.len;
+        // The write cursor never passes the read cursor, so one pass rewrites the list.
+        let (mut wc, mut wi) = (b.head, 0usize);
+        let (mut rc, mut ri) = (b.head, b.pos as usize);
+        let mut left = b.len;
+        let mut kept = 0u32;
+        while left > 0 {
+            let end = if rc == b.tail { b.fill as usize } else { CHUNK };
+            while ri < end {
+                let r = self.refs[rc as usize * CHUNK + ri];
+                ri += 1;
+                left -= 1;
+                if r.is_live(slab) {
+                    if wi == CHUNK {
+                        wc = self.next[wc as usize];
+                        wi = 0;
+                    }
+                    self.refs[wc as usize * CHUNK + wi] = r;
+                    wi += 1;
+                    kept += 1;
+                }
+            }
+            if left > 0 {
+                rc = self.next[rc as usize];
+                ri = 0;
+            }
+        }
+        if kept == 0 {
+            self.clear(b);
+        } else {
+            let mut c = self.next[wc as usize];
+            while c != NIL {
+                let next = self.next[c as usize];
+                self.release(c);
+                c = next;
+            }
+            self.next[wc as usize] = NIL;
+            b.tail = wc;
+            b.fill = wi as u32;
+            b.pos = 0;
+            b.len = kept;
+        }
+        (before - kept) as usize
+    }
+
+    /// A bucket's references from the cursor on, in order. For checks and rebuilds.
+    pub(crate) fn iter(&self, b: &Bucket) -> impl Iterator<Item = Ref> + '_ {
+        let (mut c, mut i, mut left) = (b.head, b.pos as usize, b.len);
+        let tail = (b.tail, b.fill as usize);
+        core::iter::from_fn(move || {
+            if left == 0 {
+                return None;
+            }
+            let end = if c == tail.0 { tail.1 } else { CHUNK };
+            if i == end {
+                c = self.next[c as usize];
+                i = 0;
+            }
+            let r = self.refs[c as usize * CHUNK + i];
+            i += 1;
+            left -= 1;
+            Some(r)
+        })
+    }
+
+    /// The live references of a bucket, checking its length and chunk list. For invariant
+    /// checks and rebuilds.
+    pub(crate) fn collect_live<T>(&self, b: &Bucket, slab: &Slab<Stamped<T>>) -> Vec<Ref> {
+        let all: Vec<Ref> = self.iter(b).collect();
+        assert_eq!(all.len(), b.len as usize, "bucket length disagrees");
+        if b.len == 0 {
+            assert_eq!((b.head, b.tail), (NIL, NIL), "an empty bucket owns a chunk");
+        }
+        all.into_iter().filter(|r| r.is_live(slab)).collect()
+    }
+
+    /// Chunks in the free list. For invariant checks.
+    pub(crate) fn free_chunks(&self) -> usize {
+        let mut n = 0;
+        let mut c = self.free;
+        while c != NIL {
+            n += 1;
+            assert!(n <= self.next.len(), "free chunk list has a cycle");
+            c = self.next[c as usize];
+        }
+        n
+    }
+
+    /// Chunks in a bucket's list. For invariant checks.
+    pub(crate) fn chunks_of(&self, b: &Bucket) -> usize {
+        let mut n = 0;
+        let mut c = b.head;
+        while c != NIL {
+            n += 1;
+            assert!(n <= self.next.len(), "bucket chunk list has a cycle");
+            if c == b.tail {
+                assert_eq!(self.next[c as usize], NIL, "tail chunk has a successor");
+            }
+            c = self.next[c as usize];
+        }
+        n
+    }
+
+    /// All chunks ever made.
+    pub(crate) fn total_chunks(&self) -> usize {
+        self.next.len()
     }
 
     /// Bytes of heap memory held.
     pub(crate) fn allocated_bytes(&self) -> usize {
         self.refs.capacity() * core::mem::size_of::<Ref>()
+            + self.next.capacity() * core::mem::size_of::<u32>()
     }
 }
 
@@ -171,75 +403,96 @@ mod tests {
         }
     }
 
-    #[test]
-    fn dead_references_are_skipped_and_compacted_in_order() {
+    /// `n` timers in the slab, each referenced once from `bucket` in order.
+    fn filled(n: u32) -> (Slab<Stamped<u32>>, Chunks, Bucket) {
         let mut slab = Slab::new(None, 0);
-        let mut bucket = Bucket::default();
-        let keys: Vec<_> = (0..100u32)
-            .map(|seq| {
-                let key = slab.insert(stamped(seq)).unwrap();
-                bucket.push(Ref {
-                    index: key.index,
-                    seq,
-                    low: 0,
-                });
-                key
-            })
-            .collect();
-        // Cancel the even ones; the bucket asks for compaction once dead outnumber live.
-        let mut asked = None;
-        for (n, key) in keys.iter().enumerate().filter(|(n, _)| n % 2 == 0) {
-            slab.remove_at(key.index);
-            if bucket.mark_dead() && asked.is_none() {
-                asked = Some(n);
-            }
+        let mut chunks = Chunks::new(0, 0);
+        let mut bucket = Bucket::EMPTY;
+        for seq in 0..n {
+            let key = slab.insert(stamped(seq)).unwrap();
+            let r = Ref {
+                index: key.index,
+                seq,
+                low: seq,
+            };
+            chunks.push(&mut bucket, r);
         }
-        assert_eq!(asked, None, "50 dead of 100 is not more than the live ones");
-        // Reuse a freed slot with a new seq: the old reference to it must stay dead.
-        let reused = slab.insert(stamped(1_000)).unwrap();
-        assert_eq!(bucket.collect_live(&slab).len(), 50);
-        assert!(!Ref {
-            index: reused.index,
-            seq: 98,
-            low: 0,
-        }
-        .is_live(&slab));
-        assert_eq!(bucket.compact(&slab), 50);
-        let seqs: Vec<u32> = bucket.refs.iter().map(|r| r.seq).collect();
-        assert_eq!(seqs, (0..100).filter(|s| s % 2 == 1).collect::<Vec<_>>());
-        // Popping hands them out in order and counts nothing dead.
-        let (first, skipped) = bucket.pop_live(&slab);
-        assert_eq!((first.map(|r| r.seq), skipped), (Some(1), 0));
-        assert_eq!(bucket.live(), 49);
+        (slab, chunks, bucket)
     }
 
     #[test]
-    fn compaction_is_asked_for_once_dead_outnumber_live() {
-        let mut slab = Slab::new(None, 0);
-        let mut bucket = Bucket::default();
-        for seq in 0..(2 * COMPACT_MIN + 10) {
-            let key = slab.insert(stamped(seq)).unwrap();
-            bucket.push(Ref {
-                index: key.index,
-                seq,
-                low: 0,
-            });
+    fn dead_references_are_skipped_and_compacted_in_order() {
+        let (mut slab, mut chunks, mut bucket) = filled(300);
+        for index in (0..300).step_by(2) {
+            slab.remove_at(index);
         }
-        let total = bucket.refs.len() as u32;
-        let mut asked_at = None;
-        for seq in 0..total {
-            slab.remove_at(seq);
-            if bucket.mark_dead() {
-                asked_at = Some(seq + 1);
+        // Reuse a freed slot with a new seq: the old reference to it must stay dead.
+        let reused = slab.insert(stamped(1_000)).unwrap();
+        assert_eq!(chunks.collect_live(&bucket, &slab).len(), 150);
+        let old = Ref {
+            index: reused.index,
+            seq: reused.index,
+            low: 0,
+        };
+        assert!(!old.is_live(&slab));
+        assert_eq!(chunks.compact(&mut bucket, &slab), 150);
+        let seqs: Vec<u32> = chunks.iter(&bucket).map(|r| r.seq).collect();
+        assert_eq!(seqs, (1..300).step_by(2).collect::<Vec<_>>());
+        // 150 references fill three chunks; the other two went back to the free list.
+        assert_eq!(chunks.chunks_of(&bucket), 3);
+        assert_eq!(chunks.free_chunks(), 2);
+        // Popping hands them out in order.
+        let (first, skipped) = chunks.pop_live(&mut bucket, &slab);
+        assert_eq!((first.map(|r| r.seq), skipped), (Some(1), 0));
+        assert_eq!(bucket.len(), 149);
+        // Popping skips dead ones and reports them.
+        slab.remove_at(3);
+        slab.remove_at(5);
+        let (next, skipped) = chunks.pop_live(&mut bucket, &slab);
+        assert_eq!((next.map(|r| r.seq), skipped), (Some(7), 2));
+        // Compacting away everything frees every chunk.
+        for index in (9..300).step_by(2) {
+            slab.remove_at(index);
+        }
+        assert_eq!(chunks.compact(&mut bucket, &slab), 146);
+        assert_eq!(bucket, Bucket::EMPTY);
+        assert_eq!(chunks.free_chunks(), chunks.total_chunks());
+    }
+
+    #[test]
+    fn popping_and_taking_free_chunks_as_they_empty() {
+        let (_slab, mut chunks, mut bucket) = filled(200);
+        for seq in 0..70 {
+            assert_eq!(chunks.pop(&mut bucket).map(|r| r.seq), Some(seq));
+        }
+        assert_eq!(chunks.free_chunks(), 1, "the first chunk was used up");
+        let mut out = [Ref::default(); CHUNK];
+        let mut seen = Vec::new();
+        loop {
+            let n = chunks.take_chunk(&mut bucket, &mut out);
+            if n == 0 {
                 break;
             }
+            seen.extend(out[..n].iter().map(|r| r.seq));
         }
-        // Dead must exceed both COMPACT_MIN and the live count: 38 dead > 36 live.
-        assert_eq!(asked_at, Some(total / 2 + 1));
-        bucket.compact(&slab);
-        assert_eq!(
-            (bucket.refs.len(), bucket.dead),
-            ((total / 2 - 1) as usize, 0)
-        );
+        assert_eq!(seen, (70..200).collect::<Vec<_>>());
+        assert_eq!(bucket, Bucket::EMPTY);
+        assert_eq!(chunks.free_chunks(), chunks.total_chunks());
+        // Freed chunks are reused before the arena grows.
+        let before = chunks.total_chunks();
+        let mut other = Bucket::EMPTY;
+        for seq in 0..3 * CHUNK as u32 {
+            let r = Ref {
+                index: 0,
+                seq,
+                low: 0,
+            };
+            chunks.push(&mut other, r);
+        }
+        assert_eq!(chunks.total_chunks(), before);
+        assert_eq!(chunks.iter(&other).count(), 3 * CHUNK);
+        assert_eq!(chunks.chunks_of(&other), 3);
+        chunks.reset();
+        assert_eq!(chunks.free_chunks(), chunks.total_chunks());
     }
 }

@@ -45,8 +45,8 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use super::bucket::{Bucket, Ref, Stamped};
-use super::level::{level_for, slot_for, span_end, span_start, Levels, LEVELS};
+use super::bucket::{Bucket, Chunks, Ref, Stamped, CHUNK};
+use super::level::{level_for, slot_for, span_end, span_start, Levels, LEVELS, SLOTS};
 use crate::slab::Slab;
 use crate::{
     ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
@@ -55,6 +55,9 @@ use crate::{
 
 /// Timers kept in order rather than in a slot: `(deadline, seq) -> index`.
 type Ordered = BTreeMap<(Tick, u32), u32>;
+
+/// Dead references tolerated beyond the live ones before the buckets are compacted.
+const COMPACT_SLACK: usize = 64;
 
 /// A hierarchical timing wheel. See the module docs for the design and costs.
 ///
@@ -74,8 +77,12 @@ type Ordered = BTreeMap<(Tick, u32), u32>;
 pub struct HierarchicalWheel<T> {
     slab: Slab<Stamped<T>>,
     levels: Levels,
-    /// Timers due exactly at `elapsed`, handed out from its `start`.
+    /// The chunks of every bucket: the levels' and `ready`.
+    chunks: Chunks,
+    /// Timers due exactly at `elapsed`, handed out from its cursor.
     ready: Bucket,
+    /// References in the buckets (the levels' and `ready`), live or dead.
+    refs: usize,
     /// Timers due before `elapsed`.
     overdue: Ordered,
     /// Timers due beyond the whole-wheel span that contains `elapsed`.
@@ -112,7 +119,9 @@ impl<T> HierarchicalWheel<T> {
         Self {
             slab: Slab::new(options.capacity, pre),
             levels: Levels::new(),
-            ready: Bucket::default(),
+            chunks: Chunks::new(pre, LEVELS * SLOTS + 1),
+            ready: Bucket::EMPTY,
+            refs: 0,
             overdue: Ordered::new(),
             overflow: Ordered::new(),
             elapsed: options.start,
@@ -137,9 +146,10 @@ impl<T> HierarchicalWheel<T> {
     /// checks).
     fn all_indices(&self) -> Vec<u32> {
         let mut out: Vec<u32> = self.overdue.values().copied().collect();
-        out.extend(self.ready.collect_live(&self.slab).iter().map(|r| r.index));
+        let live = |b: &Bucket| self.chunks.collect_live(b, &self.slab);
+        out.extend(live(&self.ready).iter().map(|r| r.index));
         for (_, _, bucket) in self.levels.buckets() {
-            out.extend(bucket.collect_live(&self.slab).iter().map(|r| r.index));
+            out.extend(live(bucket).iter().map(|r| r.index));
         }
         out.extend(self.overflow.values().copied());
         out
@@ -158,7 +168,9 @@ impl<T> HierarchicalWheel<T> {
     /// Forgets every place (the slab keeps the timers), keeping allocations.
     fn clear_places(&mut self) {
         self.levels.clear();
-        self.ready.clear();
+        self.ready = Bucket::EMPTY;
+        self.refs = 0;
+        self.chunks.reset();
         self.overdue.clear();
         self.overflow.clear();
     }
@@ -192,11 +204,14 @@ impl<T> HierarchicalWheel<T> {
             let level = level_for(self.elapsed, deadline);
             if level < LEVELS {
                 self.hint = self.hint.min(deadline);
-                self.levels.push(level, slot_for(deadline, level), r);
+                self.levels
+                    .push(&mut self.chunks, level, slot_for(deadline, level), r);
+                self.refs += 1;
                 return;
             }
         } else if deadline == self.elapsed {
-            self.ready.push(r);
+            self.chunks.push(&mut self.ready, r);
+            self.refs += 1;
             return;
         }
         self.place_ordered(index, deadline, seq);
@@ -214,27 +229,15 @@ impl<T> HierarchicalWheel<T> {
         }
     }
 
-    /// Retires the reference `(deadline, seq)` of a timer that was cancelled or took a new seq:
-    /// counted dead in a bucket, removed from an ordered store.
+    /// Retires the place of a timer that was cancelled or took a new seq. A reference in a
+    /// bucket just goes dead where it is; an ordered store drops its key now.
     #[inline(always)]
     fn unplace(&mut self, index: u32, deadline: Tick, seq: u32) {
-        if deadline > self.elapsed {
-            let level = level_for(self.elapsed, deadline);
-            if level < LEVELS {
-                let slot = slot_for(deadline, level);
-                if self.levels.mark_dead(level, slot) {
-                    self.compact(level, slot);
-                }
-                return;
-            }
-        } else if deadline == self.elapsed {
-            if self.ready.mark_dead() {
-                self.stats.compactions += 1;
-                self.stats.stale_skipped += self.ready.compact(&self.slab) as u64;
-            }
-            return;
+        if deadline < self.elapsed
+            || (deadline > self.elapsed && level_for(self.elapsed, deadline) >= LEVELS)
+        {
+            self.unplace_ordered(index, deadline, seq);
         }
-        self.unplace_ordered(index, deadline, seq);
     }
 
     /// [`unplace`](Self::unplace) for a deadline behind the cursor or beyond the top level.
@@ -250,18 +253,37 @@ impl<T> HierarchicalWheel<T> {
         debug_assert_eq!(removed, Some(index), "ordered store lost a timer");
     }
 
-    /// Drops the dead references of one slot.
+    /// Live references in the buckets: every pending timer not in an ordered store.
+    #[inline]
+    fn live_refs(&self) -> usize {
+        self.slab.len() - self.overdue.len() - self.overflow.len()
+    }
+
+    /// Compacts every bucket once dead references outnumber live ones (plus [`COMPACT_SLACK`]),
+    /// so the buckets never hold much more than twice the pending timers.
+    #[inline(always)]
+    fn maybe_compact(&mut self) {
+        if self.refs > 2 * self.live_refs() + COMPACT_SLACK {
+            self.compact();
+        }
+    }
+
+    /// Drops every dead reference from every bucket: one slab read per reference. Amortised
+    /// O(1) per dead reference, since at least half of what it reads is dropped.
     #[cold]
     #[inline(never)]
-    fn compact(&mut self, level: usize, slot: usize) {
+    fn compact(&mut self) {
+        let mut dropped = self.levels.compact(&mut self.chunks, &self.slab);
+        dropped += self.chunks.compact(&mut self.ready, &self.slab);
+        self.refs -= dropped;
         self.stats.compactions += 1;
-        self.stats.stale_skipped += self.levels.compact(&self.slab, level, slot) as u64;
+        self.stats.stale_skipped += dropped as u64;
     }
 
     /// Live timers still to hand out at the cursor: the overdue store, then the ready bucket.
     #[inline]
     fn due_is_empty(&self) -> bool {
-        self.overdue.is_empty() && self.ready.live() == 0
+        self.overdue.is_empty() && self.ready.is_empty()
     }
 
     /// The next due timer: overdue ones first (all earlier), then the ready bucket in order.
@@ -270,7 +292,8 @@ impl<T> HierarchicalWheel<T> {
         if !self.overdue.is_empty() {
             return self.overdue.pop_first().map(|(_, index)| index);
         }
-        let (r, skipped) = self.ready.pop_live(&self.slab);
+        let (r, skipped) = self.chunks.pop_live(&mut self.ready, &self.slab);
+        self.refs -= skipped as usize + usize::from(r.is_some());
         self.stats.stale_skipped += skipped;
         r.map(|r| r.index)
     }
@@ -290,7 +313,8 @@ impl<T> HierarchicalWheel<T> {
             return;
         }
         // What is left in the ready bucket is dead.
-        self.ready.clear();
+        self.refs -= self.ready.len();
+        self.chunks.clear(&mut self.ready);
         let crossed = span_start(t) != span_start(self.elapsed);
         self.elapsed = t;
         if crossed {
@@ -311,37 +335,39 @@ impl<T> HierarchicalWheel<T> {
         self.stats.slots_scanned += 1;
         let mut bucket = self.levels.take(level, slot);
         if level == 0 {
-            // Every live timer here is due exactly at `start`, already in `seq` order.
-            debug_assert!(self.ready.is_empty());
-            self.ready.refs.clear();
-            self.ready.refs.extend_from_slice(&bucket.refs);
-            self.ready.dead = bucket.dead;
-            self.ready.start = 0;
-        } else if bucket.dead == 0 && level < LEVELS - 1 {
-            // Every reference is live, and below the top level a deadline agrees with the
-            // cursor on bits 30 and up: rebuild it from its low half, leave the slab alone.
-            let high = self.elapsed & !u64::from(u32::MAX);
-            for &r in &bucket.refs {
-                let deadline = high | u64::from(r.low);
-                debug_assert_eq!(deadline, self.slab.at(r.index).deadline);
-                self.place(r.index, deadline, r.seq);
+            // Every live timer here is due exactly at `start`, already in `seq` order: the
+            // bucket becomes the ready bucket as it is.
+            debug_assert!(self.ready.is_empty(), "advance_to empties the ready bucket");
+            self.ready = bucket;
+            return;
+        }
+        // Below the top level a deadline agrees with the cursor on bits 30 and up: rebuild it
+        // from the reference's low half and leave the slab alone. Dead references move down
+        // with the live ones and are dropped when the slab is read anyway.
+        let top = level == LEVELS - 1;
+        let high = self.elapsed & !u64::from(u32::MAX);
+        let mut batch = [Ref::default(); CHUNK];
+        loop {
+            let n = self.chunks.take_chunk(&mut bucket, &mut batch);
+            if n == 0 {
+                break;
             }
-            self.stats.cascaded += bucket.refs.len() as u64;
-        } else {
-            for &r in &bucket.refs {
+            self.refs -= n;
+            for &r in &batch[..n] {
+                if !top {
+                    self.place(r.index, high | u64::from(r.low), r.seq);
+                    continue;
+                }
                 match self.slab.try_at(r.index) {
                     Some(e) if e.seq == r.seq => {
                         let deadline = e.deadline;
                         self.place(r.index, deadline, r.seq);
-                        self.stats.cascaded += 1;
                     }
                     _ => self.stats.stale_skipped += 1,
                 }
             }
+            self.stats.cascaded += n as u64;
         }
-        bucket.clear();
-        let pending = self.slab.len();
-        self.levels.restore(level, slot, bucket, pending);
     }
 
     fn fire(&mut self, index: u32) -> Expired<T> {
@@ -408,6 +434,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         let entry = self.slab.remove_at(index);
         self.unplace(index, entry.deadline, entry.seq);
         self.stats.cancelled += 1;
+        self.maybe_compact();
         Some(entry.payload)
     }
 
@@ -422,6 +449,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         // The entry holds the new seq now, so the old reference counts as dead.
         self.unplace(index, old, old_seq);
         self.place(index, deadline, seq);
+        self.maybe_compact();
         Ok(())
     }
 
@@ -468,7 +496,8 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         if let Some((&(d, _), _)) = self.overdue.first_key_value() {
             return Some(d);
         }
-        if self.ready.live() != 0 {
+        if !self.ready.is_empty() {
+            // Perhaps only dead references: the cursor is still a lower bound.
             return Some(self.elapsed);
         }
         // Some timer is in the levels or the overflow, and `hint` is at most its deadline.
@@ -512,7 +541,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         let ordered = (self.overdue.len() + self.overflow.len()) * 24;
         self.slab.allocated_bytes()
             + self.levels.allocated_bytes()
-            + self.ready.allocated_bytes()
+            + self.chunks.allocated_bytes()
             + ordered
     }
 
@@ -528,7 +557,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             assert_eq!((e.deadline, e.seq), (d, seq), "overdue key disagrees");
             assert!(d < self.elapsed, "overdue timer not behind the cursor");
         }
-        let ready = self.ready.collect_live(&self.slab);
+        let ready = self.chunks.collect_live(&self.ready, &self.slab);
         for r in &ready {
             assert_eq!(
                 self.slab.at(r.index).deadline,
@@ -545,11 +574,10 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         for (l, s, bucket) in self.levels.buckets() {
             assert_eq!(
                 self.levels.is_marked(l, s),
-                !bucket.refs.is_empty(),
+                !bucket.is_empty(),
                 "occupancy bit of level {l} slot {s} is wrong"
             );
-            assert_eq!(bucket.start, 0, "a level bucket was partly handed out");
-            let live = bucket.collect_live(&self.slab);
+            let live = self.chunks.collect_live(bucket, &self.slab);
             for r in &live {
                 let d = self.slab.at(r.index).deadline;
                 assert!(
@@ -581,6 +609,33 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             );
             assert!(self.hint <= d, "hint {} above deadline {d}", self.hint);
         }
+        let refs: usize = self
+            .levels
+            .buckets()
+            .map(|(_, _, b)| b.len())
+            .sum::<usize>()
+            + self.ready.len();
+        assert_eq!(
+            refs, self.refs,
+            "reference count disagrees with the buckets"
+        );
+        assert!(
+            self.refs <= 2 * self.live_refs() + COMPACT_SLACK,
+            "{} references for {} live ones and not compacted",
+            self.refs,
+            self.live_refs()
+        );
+        let owned: usize = self
+            .levels
+            .buckets()
+            .map(|(_, _, b)| self.chunks.chunks_of(b))
+            .sum::<usize>()
+            + self.chunks.chunks_of(&self.ready);
+        assert_eq!(
+            owned + self.chunks.free_chunks(),
+            self.chunks.total_chunks(),
+            "a chunk is lost or in two lists"
+        );
         let mut all = self.all_indices();
         for &i in &all {
             assert!(self.slab.at(i).seq < self.seq, "seq from the future");

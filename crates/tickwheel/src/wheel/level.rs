@@ -22,7 +22,7 @@
 
 use alloc::boxed::Box;
 
-use super::bucket::{Bucket, Ref, Stamped};
+use super::bucket::{Bucket, Chunks, Ref, Stamped};
 use crate::slab::Slab;
 use crate::Tick;
 
@@ -70,139 +70,60 @@ pub(crate) fn span_end(t: Tick) -> Tick {
     t | ((1u64 << SPAN_BITS) - 1)
 }
 
-/// All six levels: 64 slot buckets per level and one occupancy word per level.
+/// All six levels: 64 slot buckets per level and one occupancy word per level. The buckets'
+/// chunks live in the wheel's [`Chunks`] arena, passed in.
 ///
-/// The six words sit together in one cache line, apart from the 12 KiB of buckets, so finding
+/// The six words sit together in one cache line, apart from the 9 KiB of buckets, so finding
 /// the earliest slot reads one line however the buckets are spread.
-///
-/// A processed slot keeps a small allocation; a large one goes to a pool of spare vectors that
-/// a filling slot takes before growing its own. Memory follows the timers instead of every
-/// slot keeping the largest vector it ever needed, and steady state allocates nothing.
 pub(crate) struct Levels {
     /// Bit `s` of `occupied[l]` is set iff `slots[l][s]` holds a reference (live or dead).
     occupied: [u64; LEVELS],
     slots: Box<[[Bucket; SLOTS]; LEVELS]>,
-    /// Emptied vectors too large to leave in their slot.
-    spare: Vec<Vec<Ref>>,
-    /// Total capacity of `spare`, in references.
-    spare_refs: usize,
 }
-
-/// A processed slot keeps its vector up to this capacity (2 KiB); larger ones are pooled.
-const KEEP_REFS: usize = 256;
-/// The pool holds at most this many references more than there are pending timers.
-const SPARE_SLACK: usize = 1 << 16;
 
 impl Levels {
     pub(crate) fn new() -> Self {
         Self {
             occupied: [0; LEVELS],
-            slots: Box::new(core::array::from_fn(|_| {
-                core::array::from_fn(|_| Bucket::default())
-            })),
-            spare: Vec::new(),
-            spare_refs: 0,
+            slots: Box::new([[Bucket::EMPTY; SLOTS]; LEVELS]),
         }
     }
 
-    #[inline]
-    pub(crate) fn push(&mut self, level: usize, slot: usize, r: Ref) {
-        let refs = &self.slots[level][slot].refs;
-        if refs.len() == refs.capacity() && !self.spare.is_empty() {
-            self.adopt_spare(level, slot);
-        }
-        self.slots[level][slot].push(r);
+    #[inline(always)]
+    pub(crate) fn push(&mut self, chunks: &mut Chunks, level: usize, slot: usize, r: Ref) {
+        chunks.push(&mut self.slots[level][slot], r);
         self.occupied[level] |= 1 << slot;
     }
 
-    /// A full slot about to grow takes the largest pooled vector instead, if that is larger.
-    #[cold]
-    fn adopt_spare(&mut self, level: usize, slot: usize) {
-        let refs = &mut self.slots[level][slot].refs;
-        if self.spare.last().is_some_and(|v| v.capacity() > refs.len()) {
-            let mut bigger = self.spare.pop().unwrap_or_default();
-            self.spare_refs -= bigger.capacity();
-            bigger.extend_from_slice(refs);
-            let smaller = core::mem::replace(refs, bigger);
-            if smaller.capacity() != 0 {
-                self.pool(smaller);
+    /// Drops every slot's dead references; returns how many.
+    pub(crate) fn compact<T>(&mut self, chunks: &mut Chunks, slab: &Slab<Stamped<T>>) -> usize {
+        let mut dropped = 0;
+        for (level, slots) in self.slots.iter_mut().enumerate() {
+            let mut word = self.occupied[level];
+            while word != 0 {
+                let slot = word.trailing_zeros() as usize;
+                word &= word - 1;
+                let bucket = &mut slots[slot];
+                dropped += chunks.compact(bucket, slab);
+                if bucket.is_empty() {
+                    self.occupied[level] &= !(1 << slot);
+                }
             }
-        }
-    }
-
-    /// Keeps an emptied vector in the pool (sorted by capacity, largest last), dropping the
-    /// smallest ones while the pool holds more than `limit` references.
-    fn pool(&mut self, mut refs: Vec<Ref>) {
-        refs.clear();
-        let at = self
-            .spare
-            .partition_point(|v| v.capacity() < refs.capacity());
-        self.spare_refs += refs.capacity();
-        self.spare.insert(at, refs);
-    }
-
-    fn trim_pool(&mut self, limit: usize) {
-        while self.spare_refs > limit && !self.spare.is_empty() {
-            let smallest = self.spare.remove(0);
-            self.spare_refs -= smallest.capacity();
-        }
-    }
-
-    /// Counts a dead reference in a slot; `true` when the slot should now be compacted.
-    #[inline]
-    pub(crate) fn mark_dead(&mut self, level: usize, slot: usize) -> bool {
-        self.slots[level][slot].mark_dead()
-    }
-
-    /// Drops a slot's dead references; returns how many.
-    pub(crate) fn compact<T>(
-        &mut self,
-        slab: &Slab<Stamped<T>>,
-        level: usize,
-        slot: usize,
-    ) -> usize {
-        let bucket = &mut self.slots[level][slot];
-        let dropped = bucket.compact(slab);
-        if bucket.is_empty() {
-            self.occupied[level] &= !(1 << slot);
         }
         dropped
     }
 
-    /// Empties a slot and returns its bucket (hand it back with [`Levels::restore`] to keep the
-    /// allocation).
+    /// Empties a slot and returns its bucket, which keeps the chunks.
     #[inline]
     pub(crate) fn take(&mut self, level: usize, slot: usize) -> Bucket {
         self.occupied[level] &= !(1 << slot);
-        core::mem::take(&mut self.slots[level][slot])
+        core::mem::replace(&mut self.slots[level][slot], Bucket::EMPTY)
     }
 
-    /// Takes back a taken slot's bucket, emptied: a small allocation stays in the slot, a large
-    /// one is pooled while the pool holds fewer than `pending` (+ slack) references.
-    #[inline]
-    pub(crate) fn restore(
-        &mut self,
-        level: usize,
-        slot: usize,
-        mut bucket: Bucket,
-        pending: usize,
-    ) {
-        bucket.clear();
-        let current = &mut self.slots[level][slot];
-        if bucket.refs.capacity() <= KEEP_REFS && current.refs.capacity() == 0 {
-            *current = bucket;
-        } else if bucket.refs.capacity() > KEEP_REFS {
-            self.pool(bucket.refs);
-            self.trim_pool(pending + SPARE_SLACK);
-        }
-    }
-
-    /// Empties every slot, keeping the allocations.
+    /// Forgets every slot (the caller resets the arena).
     pub(crate) fn clear(&mut self) {
         self.occupied = [0; LEVELS];
-        for bucket in self.slots.iter_mut().flatten() {
-            bucket.clear();
-        }
+        *self.slots = [[Bucket::EMPTY; SLOTS]; LEVELS];
     }
 
     /// The earliest occupied slot: `(level, slot, first tick of the slot)` for the cursor at
@@ -228,17 +149,9 @@ impl Levels {
         self.occupied[level] & (1 << slot) != 0
     }
 
-    /// Bytes of heap memory held (the buckets and their references).
+    /// Bytes of heap memory held (the bucket table; the chunks are the arena's).
     pub(crate) fn allocated_bytes(&self) -> usize {
         core::mem::size_of::<[[Bucket; SLOTS]; LEVELS]>()
-            + self
-                .slots
-                .iter()
-                .flatten()
-                .map(Bucket::allocated_bytes)
-                .sum::<usize>()
-            + self.spare_refs * core::mem::size_of::<Ref>()
-            + self.spare.capacity() * core::mem::size_of::<Vec<Ref>>()
     }
 }
 
