@@ -402,21 +402,20 @@ impl<T> FromOptions for HierarchicalWheel<T> {
 
 impl<T> Timer<T> for HierarchicalWheel<T> {
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
-        // Refuse before taking a seq, so a refused insert never triggers a renumbering; the
-        // slab's own check below still covers the u32 index space.
-        if self.slab.limit().is_some_and(|l| self.slab.len() >= l) {
-            self.stats.rejected += 1;
-            return Err(InsertError::Full(payload));
+        if self.seq == u32::MAX {
+            self.renumber();
         }
-        let seq = self.next_seq();
+        let seq = self.seq;
         let entry = Stamped {
             payload,
             deadline,
             generation: crate::slab::FIRST_GENERATION,
             seq,
         };
+        // The slab refuses at capacity; a refused insert takes no seq.
         match self.slab.insert(entry) {
             Ok(key) => {
+                self.seq += 1;
                 self.place(key.index, deadline, seq);
                 self.stats.inserted += 1;
                 Ok(key)
