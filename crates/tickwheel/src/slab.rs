@@ -149,6 +149,53 @@ impl<E: Generational> Slab<E> {
         }
     }
 
+    /// The entry a key names, mutably: one bounds check and one generation compare.
+    #[inline]
+    pub(crate) fn get_mut(&mut self, key: TimerKey) -> Option<&mut E> {
+        match self.slots.get_mut(key.index as usize) {
+            Some(Slot::Occupied(value)) if value.generation().get() == key.generation => {
+                Some(value)
+            }
+            _ => None,
+        }
+    }
+
+    /// Vacates the slot a key names and returns its entry; `None` for a stale key.
+    #[inline]
+    pub(crate) fn remove(&mut self, key: TimerKey) -> Option<E> {
+        self.take_if(key.index, |e| e.generation().get() == key.generation)
+            .map(|(_, e)| e)
+    }
+
+    /// Vacates slot `index` if it is occupied by an entry `keep` accepts, returning the key it
+    /// had and the entry: one slot access where a check, a key and a removal would take three.
+    #[inline]
+    pub(crate) fn take_if(
+        &mut self,
+        index: u32,
+        keep: impl FnOnce(&E) -> bool,
+    ) -> Option<(TimerKey, E)> {
+        let slot = self.slots.get_mut(index as usize)?;
+        let generation = match slot {
+            Slot::Occupied(value) if keep(value) => value.generation(),
+            _ => return None,
+        };
+        let vacant = Slot::Vacant {
+            generation: generation.checked_add(1).unwrap_or(FIRST_GENERATION),
+            next_free: self.free_head,
+        };
+        let Slot::Occupied(value) = core::mem::replace(slot, vacant) else {
+            unreachable!("checked occupied above")
+        };
+        self.free_head = index;
+        self.len -= 1;
+        let key = TimerKey {
+            index,
+            generation: generation.get(),
+        };
+        Some((key, value))
+    }
+
     /// The key of an occupied slot.
     #[inline]
     pub(crate) fn key_at(&self, index: u32) -> TimerKey {

@@ -207,24 +207,6 @@ impl Chunks {
         Some(r)
     }
 
-    /// The next live reference at a bucket's cursor, dropping dead ones; the second value is how
-    /// many dead ones were dropped.
-    #[inline]
-    pub(crate) fn pop_live<T>(
-        &mut self,
-        b: &mut Bucket,
-        slab: &Slab<Stamped<T>>,
-    ) -> (Option<Ref>, u64) {
-        let mut skipped = 0;
-        while let Some(r) = self.pop(b) {
-            if r.is_live(slab) {
-                return (Some(r), skipped);
-            }
-            skipped += 1;
-        }
-        (None, skipped)
-    }
-
     /// Moves the references of a bucket's first chunk into `out` and frees that chunk; returns
     /// how many were moved (0 once the bucket is empty). For cascades, which push into other
     /// buckets while they read this one.
@@ -403,6 +385,22 @@ mod tests {
         }
     }
 
+    /// Pops the next live reference, dropping dead ones; also says how many were dropped.
+    fn pop_live(
+        chunks: &mut Chunks,
+        b: &mut Bucket,
+        slab: &Slab<Stamped<u32>>,
+    ) -> (Option<Ref>, u64) {
+        let mut skipped = 0;
+        while let Some(r) = chunks.pop(b) {
+            if r.is_live(slab) {
+                return (Some(r), skipped);
+            }
+            skipped += 1;
+        }
+        (None, skipped)
+    }
+
     /// `n` timers in the slab, each referenced once from `bucket` in order.
     fn filled(n: u32) -> (Slab<Stamped<u32>>, Chunks, Bucket) {
         let mut slab = Slab::new(None, 0);
@@ -442,13 +440,13 @@ mod tests {
         assert_eq!(chunks.chunks_of(&bucket), 3);
         assert_eq!(chunks.free_chunks(), 2);
         // Popping hands them out in order.
-        let (first, skipped) = chunks.pop_live(&mut bucket, &slab);
+        let (first, skipped) = pop_live(&mut chunks, &mut bucket, &slab);
         assert_eq!((first.map(|r| r.seq), skipped), (Some(1), 0));
         assert_eq!(bucket.len(), 149);
         // Popping skips dead ones and reports them.
         slab.remove_at(3);
         slab.remove_at(5);
-        let (next, skipped) = chunks.pop_live(&mut bucket, &slab);
+        let (next, skipped) = pop_live(&mut chunks, &mut bucket, &slab);
         assert_eq!((next.map(|r| r.seq), skipped), (Some(7), 2));
         // Compacting away everything frees every chunk.
         for index in (9..300).step_by(2) {

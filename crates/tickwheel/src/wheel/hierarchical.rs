@@ -46,7 +46,7 @@ use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use super::bucket::{Bucket, Chunks, Ref, Stamped, CHUNK};
-use super::level::{level_for, slot_for, span_end, span_start, Levels, LEVELS, SLOTS};
+use super::level::{in_levels, level_for, slot_for, span_end, span_start, Levels, LEVELS, SLOTS};
 use crate::slab::Slab;
 use crate::{
     ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
@@ -132,16 +132,6 @@ impl<T> HierarchicalWheel<T> {
         }
     }
 
-    #[inline]
-    fn next_seq(&mut self) -> u32 {
-        if self.seq == u32::MAX {
-            self.renumber();
-        }
-        let s = self.seq;
-        self.seq += 1;
-        s
-    }
-
     /// Every pending timer's index, from its one live reference (for renumbering, drain and
     /// checks).
     fn all_indices(&self) -> Vec<u32> {
@@ -200,21 +190,18 @@ impl<T> HierarchicalWheel<T> {
             seq,
             low: deadline as u32,
         };
-        if deadline > self.elapsed {
+        if in_levels(self.elapsed, deadline) {
             let level = level_for(self.elapsed, deadline);
-            if level < LEVELS {
-                self.hint = self.hint.min(deadline);
-                self.levels
-                    .push(&mut self.chunks, level, slot_for(deadline, level), r);
-                self.refs += 1;
-                return;
-            }
+            self.hint = self.hint.min(deadline);
+            self.levels
+                .push(&mut self.chunks, level, slot_for(deadline, level), r);
+            self.refs += 1;
         } else if deadline == self.elapsed {
             self.chunks.push(&mut self.ready, r);
             self.refs += 1;
-            return;
+        } else {
+            self.place_ordered(index, deadline, seq);
         }
-        self.place_ordered(index, deadline, seq);
     }
 
     /// [`place`](Self::place) for a deadline behind the cursor or beyond the top level.
@@ -233,9 +220,7 @@ impl<T> HierarchicalWheel<T> {
     /// bucket just goes dead where it is; an ordered store drops its key now.
     #[inline(always)]
     fn unplace(&mut self, index: u32, deadline: Tick, seq: u32) {
-        if deadline < self.elapsed
-            || (deadline > self.elapsed && level_for(self.elapsed, deadline) >= LEVELS)
-        {
+        if deadline != self.elapsed && !in_levels(self.elapsed, deadline) {
             self.unplace_ordered(index, deadline, seq);
         }
     }
@@ -253,17 +238,11 @@ impl<T> HierarchicalWheel<T> {
         debug_assert_eq!(removed, Some(index), "ordered store lost a timer");
     }
 
-    /// Live references in the buckets: every pending timer not in an ordered store.
-    #[inline]
-    fn live_refs(&self) -> usize {
-        self.slab.len() - self.overdue.len() - self.overflow.len()
-    }
-
-    /// Compacts every bucket once dead references outnumber live ones (plus [`COMPACT_SLACK`]),
-    /// so the buckets never hold much more than twice the pending timers.
+    /// Compacts every bucket once references exceed twice the pending timers (plus
+    /// [`COMPACT_SLACK`]), so dead references never outnumber the pending timers by much.
     #[inline(always)]
     fn maybe_compact(&mut self) {
-        if self.refs > 2 * self.live_refs() + COMPACT_SLACK {
+        if self.refs > 2 * self.slab.len() + COMPACT_SLACK {
             self.compact();
         }
     }
@@ -286,16 +265,30 @@ impl<T> HierarchicalWheel<T> {
         self.overdue.is_empty() && self.ready.is_empty()
     }
 
-    /// The next due timer: overdue ones first (all earlier), then the ready bucket in order.
+    /// The next due timer, out of the slab: overdue ones first (all earlier), then the ready
+    /// bucket in order, dropping its dead references on the way.
     #[inline]
-    fn pop_due(&mut self) -> Option<u32> {
+    fn pop_due(&mut self) -> Option<Expired<T>> {
         if !self.overdue.is_empty() {
-            return self.overdue.pop_first().map(|(_, index)| index);
+            let (_, index) = self.overdue.pop_first()?;
+            return Some(self.take(index));
         }
-        let (r, skipped) = self.chunks.pop_live(&mut self.ready, &self.slab);
-        self.refs -= skipped as usize + usize::from(r.is_some());
+        let mut skipped = 0;
+        let mut fired = None;
+        while let Some(r) = self.chunks.pop(&mut self.ready) {
+            self.refs -= 1;
+            if let Some((key, e)) = self.slab.take_if(r.index, |e| e.seq == r.seq) {
+                fired = Some(Expired {
+                    key,
+                    deadline: e.deadline,
+                    payload: e.payload,
+                });
+                break;
+            }
+            skipped += 1;
+        }
         self.stats.stale_skipped += skipped;
-        r.map(|r| r.index)
+        fired
     }
 
     /// The earliest occupied slot: `(level, slot, first tick of the slot)`.
@@ -370,11 +363,6 @@ impl<T> HierarchicalWheel<T> {
         }
     }
 
-    fn fire(&mut self, index: u32) -> Expired<T> {
-        self.stats.fired += 1;
-        self.take(index)
-    }
-
     /// Takes a timer (already out of every place) out of the slab.
     fn take(&mut self, index: u32) -> Expired<T> {
         let key = self.slab.key_at(index);
@@ -428,26 +416,28 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     }
 
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
-        let index = self.slab.resolve(key)?;
         // Out of the slab first, so a compaction triggered below sees the reference as dead.
-        let entry = self.slab.remove_at(index);
-        self.unplace(index, entry.deadline, entry.seq);
+        let entry = self.slab.remove(key)?;
+        self.unplace(key.index, entry.deadline, entry.seq);
         self.stats.cancelled += 1;
         self.maybe_compact();
         Some(entry.payload)
     }
 
     fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
-        let index = self.slab.resolve(key).ok_or(StaleKeyError { key })?;
-        let seq = self.next_seq();
-        self.stats.reset += 1;
-        let e = self.slab.at_mut(index);
+        if self.seq == u32::MAX {
+            self.renumber();
+        }
+        let seq = self.seq;
+        let e = self.slab.get_mut(key).ok_or(StaleKeyError { key })?;
         let (old, old_seq) = (e.deadline, e.seq);
         e.deadline = deadline;
         e.seq = seq;
+        self.seq += 1;
+        self.stats.reset += 1;
         // The entry holds the new seq now, so the old reference counts as dead.
-        self.unplace(index, old, old_seq);
-        self.place(index, deadline, seq);
+        self.unplace(key.index, old, old_seq);
+        self.place(key.index, deadline, seq);
         self.maybe_compact();
         Ok(())
     }
@@ -461,8 +451,9 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             return None;
         }
         loop {
-            if let Some(index) = self.pop_due() {
-                return Some(self.fire(index));
+            if let Some(expired) = self.pop_due() {
+                self.stats.fired += 1;
+                return Some(expired);
             }
             match self.next_slot() {
                 Some((level, slot, start)) if start <= now => self.process(level, slot, start),
@@ -619,10 +610,10 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             "reference count disagrees with the buckets"
         );
         assert!(
-            self.refs <= 2 * self.live_refs() + COMPACT_SLACK,
-            "{} references for {} live ones and not compacted",
+            self.refs <= 2 * self.slab.len() + COMPACT_SLACK,
+            "{} references for {} pending timers and not compacted",
             self.refs,
-            self.live_refs()
+            self.slab.len()
         );
         let owned: usize = self
             .levels

@@ -44,6 +44,14 @@ pub(crate) fn level_for(elapsed: Tick, deadline: Tick) -> usize {
     (significant / SLOT_BITS) as usize
 }
 
+/// Whether a timer due at `deadline` belongs in the levels (not the due queue, not the
+/// overflow): after the cursor and in the same whole-wheel span, which is exactly
+/// `deadline > elapsed && level_for(elapsed, deadline) < LEVELS`, in four instructions.
+#[inline(always)]
+pub(crate) fn in_levels(elapsed: Tick, deadline: Tick) -> bool {
+    deadline > elapsed && (elapsed ^ deadline) >> SPAN_BITS == 0
+}
+
 /// The slot of `deadline` on `level`.
 #[inline]
 pub(crate) fn slot_for(deadline: Tick, level: usize) -> usize {
@@ -185,6 +193,29 @@ mod tests {
             }
         } else {
             assert_ne!(span_start(elapsed), span_start(deadline));
+        }
+    }
+
+    #[test]
+    fn in_levels_matches_the_level_rule() {
+        let edges = [
+            0u64,
+            1,
+            63,
+            64,
+            4095,
+            (1 << 36) - 2,
+            (1 << 36) - 1,
+            1 << 36,
+            u64::MAX - 1,
+        ];
+        for &e in &edges {
+            for &d in &edges {
+                for (e, d) in [(e, d), (e, d.wrapping_add(5)), (e.wrapping_add(3), d)] {
+                    let rule = d > e && level_for(e, d) < LEVELS;
+                    assert_eq!(in_levels(e, d), rule, "elapsed {e} deadline {d}");
+                }
+            }
         }
     }
 
