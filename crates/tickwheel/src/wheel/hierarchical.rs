@@ -642,8 +642,8 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
 mod tests {
     use super::*;
 
-    /// Same-slot resets leave timers in place; first-in first-out order still holds when they
-    /// come due, also across the `u32` seq renumbering.
+    /// Resets within one slot and across slots order as new insertions when they come due,
+    /// also across the `u32` seq renumbering (which rebuilds every place).
     #[test]
     fn same_slot_resets_keep_fifo_across_seq_wrap() {
         let mut wheel: HierarchicalWheel<u32> = HierarchicalWheel::new();
@@ -652,7 +652,7 @@ mod tests {
         let keys: Vec<_> = (0..8u32)
             .map(|i| wheel.insert(5_000 + u64::from(i % 2), i).unwrap())
             .collect();
-        // Reset within the same slot: 0 and 2 move to the back of their deadlines.
+        // Reset to the same deadline: 0 and 2 move to the back of it.
         wheel.reset(keys[0], 5_000).unwrap();
         wheel.reset(keys[2], 5_000).unwrap();
         // And one across slots.
