@@ -185,6 +185,22 @@ impl Chunks {
         b.len += 1;
     }
 
+    /// The references left in a bucket's first chunk when its cursor is at the start of that
+    /// chunk (empty otherwise): what the next up to 64 pops will return.
+    #[inline]
+    pub(crate) fn fresh_chunk(&self, b: &Bucket) -> &[Ref] {
+        if b.len == 0 || b.pos != 0 {
+            return &[];
+        }
+        let end = if b.head == b.tail {
+            b.fill as usize
+        } else {
+            CHUNK
+        };
+        let start = b.head as usize * CHUNK;
+        &self.refs[start..start + end]
+    }
+
     /// Takes the reference at a bucket's cursor, freeing each chunk as it is used up.
     #[inline]
     pub(crate) fn pop(&mut self, b: &mut Bucket) -> Option<Ref> {
@@ -455,6 +471,21 @@ mod tests {
         assert_eq!(chunks.compact(&mut bucket, &slab), 146);
         assert_eq!(bucket, Bucket::EMPTY);
         assert_eq!(chunks.free_chunks(), chunks.total_chunks());
+    }
+
+    #[test]
+    fn fresh_chunk_shows_a_chunk_only_as_the_cursor_enters_it() {
+        let (_slab, mut chunks, mut bucket) = filled(100);
+        let seqs = |refs: &[Ref]| refs.iter().map(|r| r.seq).collect::<Vec<_>>();
+        assert_eq!(seqs(chunks.fresh_chunk(&bucket)), (0..64).collect::<Vec<_>>());
+        chunks.pop(&mut bucket);
+        assert!(chunks.fresh_chunk(&bucket).is_empty(), "cursor inside the chunk");
+        for _ in 1..64 {
+            chunks.pop(&mut bucket);
+        }
+        assert_eq!(seqs(chunks.fresh_chunk(&bucket)), (64..100).collect::<Vec<_>>());
+        while chunks.pop(&mut bucket).is_some() {}
+        assert!(chunks.fresh_chunk(&bucket).is_empty(), "empty bucket");
     }
 
     #[test]
