@@ -279,22 +279,27 @@ impl Chunks {
         let (mut rc, mut ri) = (b.head, b.pos as usize);
         let mut left = b.len;
         let mut kept = 0u32;
+        let mut live = [false; CHUNK];
         while left > 0 {
             let end = if rc == b.tail { b.fill as usize } else { CHUNK };
-            while ri < end {
-                let r = self.refs[rc as usize * CHUNK + ri];
-                ri += 1;
-                left -= 1;
-                if r.is_live(slab) {
-                    if wi == CHUNK {
-                        wc = self.next[wc as usize];
-                        wi = 0;
-                    }
-                    self.refs[wc as usize * CHUNK + wi] = r;
-                    wi += 1;
-                    kept += 1;
-                }
+            let base = rc as usize * CHUNK;
+            // First every liveness check of the chunk, in a loop of independent slab reads
+            // whose misses overlap; then the writes, without a branch on the answers.
+            for (flag, r) in live[ri..end].iter_mut().zip(&self.refs[base + ri..base + end]) {
+                *flag = r.is_live(slab);
             }
+            for k in ri..end {
+                if wi == CHUNK {
+                    wc = self.next[wc as usize];
+                    wi = 0;
+                }
+                self.refs[wc as usize * CHUNK + wi] = self.refs[base + k];
+                let keep = usize::from(live[k]);
+                wi += keep;
+                kept += keep as u32;
+            }
+            left -= (end - ri) as u32;
+            ri = end;
             if left > 0 {
                 rc = self.next[rc as usize];
                 ri = 0;
