@@ -285,7 +285,10 @@ impl Chunks {
             let base = rc as usize * CHUNK;
             // First every liveness check of the chunk, in a loop of independent slab reads
             // whose misses overlap; then the writes, without a branch on the answers.
-            for (flag, r) in live[ri..end].iter_mut().zip(&self.refs[base + ri..base + end]) {
+            for (flag, r) in live[ri..end]
+                .iter_mut()
+                .zip(&self.refs[base + ri..base + end])
+            {
                 *flag = r.is_live(slab);
             }
             for k in ri..end {
@@ -482,13 +485,22 @@ mod tests {
     fn fresh_chunk_shows_a_chunk_only_as_the_cursor_enters_it() {
         let (_slab, mut chunks, mut bucket) = filled(100);
         let seqs = |refs: &[Ref]| refs.iter().map(|r| r.seq).collect::<Vec<_>>();
-        assert_eq!(seqs(chunks.fresh_chunk(&bucket)), (0..64).collect::<Vec<_>>());
+        assert_eq!(
+            seqs(chunks.fresh_chunk(&bucket)),
+            (0..64).collect::<Vec<_>>()
+        );
         chunks.pop(&mut bucket);
-        assert!(chunks.fresh_chunk(&bucket).is_empty(), "cursor inside the chunk");
+        assert!(
+            chunks.fresh_chunk(&bucket).is_empty(),
+            "cursor inside the chunk"
+        );
         for _ in 1..64 {
             chunks.pop(&mut bucket);
         }
-        assert_eq!(seqs(chunks.fresh_chunk(&bucket)), (64..100).collect::<Vec<_>>());
+        assert_eq!(
+            seqs(chunks.fresh_chunk(&bucket)),
+            (64..100).collect::<Vec<_>>()
+        );
         while chunks.pop(&mut bucket).is_some() {}
         assert!(chunks.fresh_chunk(&bucket).is_empty(), "empty bucket");
     }

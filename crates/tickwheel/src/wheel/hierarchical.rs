@@ -27,7 +27,7 @@
 //!   a `u32`; before it would wrap, every pending timer is renumbered in firing order and every
 //!   place rebuilt.
 //! - `elapsed <= now`; the ready bucket holds no live reference whenever `elapsed` moves.
-//! - `hint` is at most every deadline in the levels and the overflow.
+//! - `hint` is at most every pending deadline, so an idle `poll` is one comparison.
 //!
 //! # Costs
 //! | operation | cost |
@@ -91,9 +91,9 @@ pub struct HierarchicalWheel<T> {
     elapsed: Tick,
     /// Latest `now` seen; only increases; `elapsed <= now`.
     now: Tick,
-    /// A lower bound on every deadline in the levels and the overflow (`Tick::MAX` after a poll
-    /// that found them empty). Lowered by every placement, recomputed by every poll that finds
-    /// nothing due; an idle poll and `next_deadline` answer from it without a scan.
+    /// A lower bound on every pending deadline (`Tick::MAX` after a poll that found the wheel
+    /// empty). Lowered by every placement, recomputed by every poll that finds nothing due; an
+    /// idle poll and `next_deadline` answer from it without a scan.
     hint: Tick,
     /// Next insertion sequence number (see the invariants).
     seq: u32,
@@ -190,9 +190,9 @@ impl<T> HierarchicalWheel<T> {
             seq,
             low: deadline as u32,
         };
+        self.hint = self.hint.min(deadline);
         if in_levels(self.elapsed, deadline) {
             let level = level_for(self.elapsed, deadline);
-            self.hint = self.hint.min(deadline);
             self.levels
                 .push(&mut self.chunks, level, slot_for(deadline, level), r);
             self.refs += 1;
@@ -211,7 +211,6 @@ impl<T> HierarchicalWheel<T> {
         if deadline < self.elapsed {
             self.overdue.insert((deadline, seq), index);
         } else {
-            self.hint = self.hint.min(deadline);
             self.overflow.insert((deadline, seq), index);
         }
     }
@@ -465,9 +464,10 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
         self.now = self.now.max(now);
         let now = self.now;
-        if now < self.hint && self.due_is_empty() {
-            // Idle turn: nothing can be due yet. The cursor may lag `now`; that only costs a
-            // later insert a coarser level.
+        if now < self.hint {
+            // Idle turn: nothing can be due yet (a timer due at or behind the cursor lowered
+            // `hint` when it was placed). The cursor may lag `now`; that only costs a later
+            // insert a coarser level.
             return None;
         }
         loop {
@@ -500,18 +500,8 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     }
 
     fn next_deadline(&self) -> Option<Tick> {
-        if self.slab.len() == 0 {
-            return None;
-        }
-        if let Some((&(d, _), _)) = self.overdue.first_key_value() {
-            return Some(d);
-        }
-        if !self.ready.is_empty() {
-            // Perhaps only dead references: the cursor is still a lower bound.
-            return Some(self.elapsed);
-        }
-        // Some timer is in the levels or the overflow, and `hint` is at most its deadline.
-        Some(self.hint)
+        // `hint` is at most every pending deadline (a slot's start, or an exact deadline).
+        (self.slab.len() != 0).then_some(self.hint)
     }
 
     fn deadline(&self, key: TimerKey) -> Option<Tick> {
@@ -566,6 +556,11 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             let e = self.slab.at(i);
             assert_eq!((e.deadline, e.seq), (d, seq), "overdue key disagrees");
             assert!(d < self.elapsed, "overdue timer not behind the cursor");
+            assert!(
+                self.hint <= d,
+                "hint {} above overdue deadline {d}",
+                self.hint
+            );
         }
         let ready = self.chunks.collect_live(&self.ready, &self.slab);
         for r in &ready {
@@ -574,6 +569,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
                 self.elapsed,
                 "ready timer not at the cursor"
             );
+            assert!(self.hint <= self.elapsed, "hint above a ready timer");
         }
         for pair in ready.windows(2) {
             assert!(
