@@ -291,13 +291,13 @@ impl Chunks {
             {
                 *flag = r.is_live(slab);
             }
-            for k in ri..end {
+            for (k, &alive) in live.iter().enumerate().take(end).skip(ri) {
                 if wi == CHUNK {
                     wc = self.next[wc as usize];
                     wi = 0;
                 }
                 self.refs[wc as usize * CHUNK + wi] = self.refs[base + k];
-                let keep = usize::from(live[k]);
+                let keep = usize::from(alive);
                 wi += keep;
                 kept += keep as u32;
             }
