@@ -37,6 +37,7 @@ mod heap;
 mod key;
 mod kind;
 mod slab;
+mod stamped;
 mod timer;
 mod wheel;
 

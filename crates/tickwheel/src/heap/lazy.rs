@@ -32,9 +32,8 @@ use alloc::collections::BinaryHeap;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
-use core::num::NonZeroU32;
-
-use crate::slab::{Slab, FIRST_GENERATION};
+use crate::slab::Slab;
+use crate::stamped::Stamped;
 use crate::{
     ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
     TimerKey,
@@ -60,16 +59,6 @@ impl PartialOrd for Item {
     }
 }
 
-struct Entry<T> {
-    payload: T,
-    /// The seq of this timer's one live heap element.
-    seq: u32,
-    deadline: Tick,
-    generation: NonZeroU32,
-}
-
-crate::slab::generational!(Entry);
-
 /// A binary heap with lazy deletion. See the module docs for costs.
 ///
 /// ```
@@ -83,7 +72,7 @@ crate::slab::generational!(Entry);
 /// assert_eq!(heap.poll(2).unwrap().payload, "kept");
 /// ```
 pub struct LazyHeap<T> {
-    slab: Slab<Entry<T>>,
+    slab: Slab<Stamped<T>>,
     heap: BinaryHeap<Item>,
     /// Next sequence number; renumbered before it would wrap (see `renumber`).
     seq: u32,
@@ -148,9 +137,7 @@ impl<T> LazyHeap<T> {
 
     #[inline]
     fn is_live(&self, item: &Item) -> bool {
-        self.slab
-            .try_at(item.index)
-            .is_some_and(|e| e.seq == item.seq)
+        crate::stamped::is_live(&self.slab, item.index, item.seq)
     }
 
     /// Pops dead elements off the top and rebuilds when more than half is dead.
@@ -195,12 +182,7 @@ impl<T> Timer<T> for LazyHeap<T> {
             return Err(InsertError::Full(payload));
         }
         let seq = self.next_seq();
-        let key = match self.slab.insert(Entry {
-            payload,
-            seq,
-            deadline,
-            generation: FIRST_GENERATION,
-        }) {
+        let key = match self.slab.insert(Stamped::new(deadline, payload, seq)) {
             Ok(key) => key,
             Err(entry) => {
                 self.stats.rejected += 1;
@@ -253,11 +235,7 @@ impl<T> Timer<T> for LazyHeap<T> {
         let entry = self.slab.remove_at(top.index);
         self.stats.fired += 1;
         self.tidy();
-        Some(Expired {
-            key,
-            deadline: top.deadline,
-            payload: entry.payload,
-        })
+        Some(entry.into_expired(key))
     }
 
     fn next_deadline(&self) -> Option<Tick> {
@@ -296,10 +274,9 @@ impl<T> Timer<T> for LazyHeap<T> {
         live.sort_unstable_by(|a, b| b.cmp(a));
         self.stats.drained += live.len() as u64;
         live.into_iter()
-            .map(|i| Expired {
-                key: self.slab.key_at(i.index),
-                deadline: i.deadline,
-                payload: self.slab.remove_at(i.index).payload,
+            .map(|i| {
+                let key = self.slab.key_at(i.index);
+                self.slab.remove_at(i.index).into_expired(key)
             })
             .collect()
     }
@@ -383,6 +360,6 @@ mod tests {
 mod layout {
     #[test]
     fn slot_is_24_bytes() {
-        assert_eq!(core::mem::size_of::<super::Entry<u64>>(), 24);
+        assert_eq!(core::mem::size_of::<crate::stamped::Stamped<u64>>(), 24);
     }
 }

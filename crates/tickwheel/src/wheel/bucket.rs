@@ -1,10 +1,10 @@
 //! A hierarchical-wheel slot's contents: a queue of references to slab entries, deleted lazily,
 //! stored in fixed-size chunks of one shared arena.
 //!
-//! A [`Ref`] is `(index, seq, low)`: a timer's slab index, the insertion number
-//! ([`Stamped::seq`]) it had when the reference was pushed, and the low 32 bits of its deadline.
-//! Every insert and reset gives a timer a new `seq`, so a reference is *live* iff the slab slot
-//! at `index` is occupied and holds that `seq`; any other reference is *dead* (its timer was
+//! A [`Ref`] is `(index, seq, low)`: a timer's slab index, the insertion number it had when the
+//! reference was pushed, and the low 32 bits of its deadline. Every insert and reset gives a
+//! timer a new `seq`, so a reference is *live* iff the slab slot at `index` is occupied and
+//! holds that `seq` ([`stamped`](crate::stamped)); any other reference is *dead* (its timer was
 //! cancelled, reset elsewhere, or fired) and is skipped.
 //!
 //! A [`Bucket`] is a FIFO list of [`CHUNK`]-reference chunks in the [`Chunks`] arena: pushes
@@ -38,23 +38,8 @@
 
 use alloc::vec::Vec;
 
-use core::num::NonZeroU32;
-
 use crate::slab::{Slab, NIL};
-use crate::Tick;
-
-/// A timer of the hierarchical wheel: payload, deadline, slab generation and insertion number.
-/// 24 bytes for a `u64` payload.
-#[derive(Debug)]
-pub(crate) struct Stamped<T> {
-    pub(crate) payload: T,
-    pub(crate) deadline: Tick,
-    pub(crate) generation: NonZeroU32,
-    /// Insertion order (inserts and resets); names the one live reference to this timer.
-    pub(crate) seq: u32,
-}
-
-crate::slab::generational!(Stamped);
+use crate::stamped::Stamped;
 
 /// A reference from a bucket to a slab entry: 12 bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -71,7 +56,7 @@ impl Ref {
     /// Whether this reference still names its timer.
     #[inline]
     pub(crate) fn is_live<T>(self, slab: &Slab<Stamped<T>>) -> bool {
-        slab.try_at(self.index).is_some_and(|e| e.seq == self.seq)
+        crate::stamped::is_live(slab, self.index, self.seq)
     }
 }
 
@@ -250,14 +235,18 @@ impl Chunks {
         n
     }
 
-    /// Frees every chunk of a bucket and empties it.
-    pub(crate) fn clear(&mut self, b: &mut Bucket) {
-        let mut c = b.head;
+    /// Frees chunk `c` and every chunk after it in its list.
+    fn release_from(&mut self, mut c: u32) {
         while c != NIL {
             let next = self.next[c as usize];
             self.release(c);
             c = next;
         }
+    }
+
+    /// Frees every chunk of a bucket and empties it.
+    pub(crate) fn clear(&mut self, b: &mut Bucket) {
+        self.release_from(b.head);
         *b = Bucket::EMPTY;
     }
 
@@ -311,12 +300,7 @@ impl Chunks {
         if kept == 0 {
             self.clear(b);
         } else {
-            let mut c = self.next[wc as usize];
-            while c != NIL {
-                let next = self.next[c as usize];
-                self.release(c);
-                c = next;
-            }
+            self.release_from(self.next[wc as usize]);
             self.next[wc as usize] = NIL;
             b.tail = wc;
             b.fill = wi as u32;
@@ -401,12 +385,7 @@ mod tests {
     use super::*;
 
     fn stamped(seq: u32) -> Stamped<u32> {
-        Stamped {
-            payload: seq,
-            deadline: 0,
-            generation: crate::slab::FIRST_GENERATION,
-            seq,
-        }
+        Stamped::new(0, seq, seq)
     }
 
     /// Pops the next live reference, dropping dead ones; also says how many were dropped.

@@ -45,9 +45,10 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use super::bucket::{Bucket, Chunks, Ref, Stamped, CHUNK};
+use super::bucket::{Bucket, Chunks, Ref, CHUNK};
 use super::level::{in_levels, level_for, slot_for, span_end, span_start, Levels, LEVELS, SLOTS};
 use crate::slab::Slab;
+use crate::stamped::Stamped;
 use crate::{
     ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
     TimerKey,
@@ -278,11 +279,7 @@ impl<T> HierarchicalWheel<T> {
         while let Some(r) = self.chunks.pop(&mut self.ready) {
             self.refs -= 1;
             if let Some((key, e)) = self.slab.take_if(r.index, |e| e.seq == r.seq) {
-                fired = Some(Expired {
-                    key,
-                    deadline: e.deadline,
-                    payload: e.payload,
-                });
+                fired = Some(e.into_expired(key));
                 break;
             }
             skipped += 1;
@@ -385,12 +382,7 @@ impl<T> HierarchicalWheel<T> {
     /// Takes a timer (already out of every place) out of the slab.
     fn take(&mut self, index: u32) -> Expired<T> {
         let key = self.slab.key_at(index);
-        let entry = self.slab.remove_at(index);
-        Expired {
-            key,
-            deadline: entry.deadline,
-            payload: entry.payload,
-        }
+        self.slab.remove_at(index).into_expired(key)
     }
 }
 
@@ -413,12 +405,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             self.renumber();
         }
         let seq = self.seq;
-        let entry = Stamped {
-            payload,
-            deadline,
-            generation: crate::slab::FIRST_GENERATION,
-            seq,
-        };
+        let entry = Stamped::new(deadline, payload, seq);
         // The slab refuses at capacity; a refused insert takes no seq.
         match self.slab.insert(entry) {
             Ok(key) => {

@@ -22,8 +22,9 @@
 
 use alloc::boxed::Box;
 
-use super::bucket::{Bucket, Chunks, Ref, Stamped};
+use super::bucket::{Bucket, Chunks, Ref};
 use crate::slab::Slab;
+use crate::stamped::Stamped;
 use crate::Tick;
 
 /// Number of levels.

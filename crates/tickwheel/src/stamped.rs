@@ -1,0 +1,77 @@
+//! The slab entry of the lazily deleting designs (the lazy heap, the hierarchical wheel's
+//! buckets): payload, deadline, generation and the insertion number (`seq`) that names the one
+//! live reference to the timer.
+//!
+//! Such a design keeps references `(index, seq)` to entries and never searches for them on
+//! cancel or reset: the entry takes a new `seq` (or leaves the slab) and every older reference
+//! to it is dead from then on, because seqs are never reused while a reference could hold one.
+//!
+//! # Costs
+//! | operation | cost |
+//! |---|---|
+//! | liveness of a reference | one slab read |
+//! | memory | 24 B for a `u64` payload |
+
+use core::num::NonZeroU32;
+
+use crate::slab::{Slab, FIRST_GENERATION};
+use crate::{Expired, Tick, TimerKey};
+
+#[derive(Debug)]
+pub(crate) struct Stamped<T> {
+    pub(crate) payload: T,
+    pub(crate) deadline: Tick,
+    pub(crate) generation: NonZeroU32,
+    /// Insertion order (inserts and resets); names the one live reference to this timer.
+    pub(crate) seq: u32,
+}
+
+crate::slab::generational!(Stamped);
+
+impl<T> Stamped<T> {
+    /// A fresh entry (the slab sets the generation on insert).
+    #[inline]
+    pub(crate) fn new(deadline: Tick, payload: T, seq: u32) -> Self {
+        Self {
+            payload,
+            deadline,
+            generation: FIRST_GENERATION,
+            seq,
+        }
+    }
+
+    /// The entry, taken out of the slab under `key`, as the timer that came due.
+    #[inline]
+    pub(crate) fn into_expired(self, key: TimerKey) -> Expired<T> {
+        Expired {
+            key,
+            deadline: self.deadline,
+            payload: self.payload,
+        }
+    }
+}
+
+/// Whether the reference `(index, seq)` still names its timer.
+#[inline]
+pub(crate) fn is_live<T>(slab: &Slab<Stamped<T>>, index: u32, seq: u32) -> bool {
+    slab.try_at(index).is_some_and(|e| e.seq == seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reference_dies_with_a_new_seq_and_with_its_slot() {
+        assert_eq!(core::mem::size_of::<Stamped<u64>>(), 24);
+        let mut slab = Slab::new(None, 0);
+        let key = slab.insert(Stamped::new(5, 'a', 7)).unwrap();
+        assert!(is_live(&slab, key.index, 7));
+        slab.at_mut(key.index).seq = 8;
+        assert!(!is_live(&slab, key.index, 7) && is_live(&slab, key.index, 8));
+        let entry = slab.remove_at(key.index);
+        assert!(!is_live(&slab, key.index, 8));
+        let fired = entry.into_expired(key);
+        assert_eq!((fired.key, fired.deadline, fired.payload), (key, 5, 'a'));
+    }
+}
