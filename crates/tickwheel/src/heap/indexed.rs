@@ -197,6 +197,19 @@ impl<T, const D: usize> IndexedHeap<T, D> {
         self.place(pos, item);
     }
 
+    /// Takes the due top element `top` out of the heap and the slab.
+    #[inline(never)]
+    fn fire_top(&mut self, top: Item) -> Expired<T> {
+        let key = self.slab.key_at(top.index);
+        self.remove_pos(0);
+        self.stats.fired += 1;
+        Expired {
+            key,
+            deadline: top.deadline,
+            payload: self.slab.remove_at(top.index).payload,
+        }
+    }
+
     /// Takes the element at `pos` out of the heap, keeping heap order.
     fn remove_pos(&mut self, pos: usize) -> Item {
         let last = self.heap.pop().expect("remove from a non-empty heap");
@@ -273,20 +286,14 @@ impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
         Ok(())
     }
 
+    #[inline]
     fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
         self.now = self.now.max(now);
         let top = *self.heap.first()?;
         if top.deadline > self.now {
-            return None;
+            return None; // idle turn, inlined
         }
-        let key = self.slab.key_at(top.index);
-        self.remove_pos(0);
-        self.stats.fired += 1;
-        Some(Expired {
-            key,
-            deadline: top.deadline,
-            payload: self.slab.remove_at(top.index).payload,
-        })
+        Some(self.fire_top(top))
     }
 
     fn next_deadline(&self) -> Option<Tick> {

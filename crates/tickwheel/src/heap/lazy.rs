@@ -308,6 +308,22 @@ impl<T> LazyHeap<T> {
         self.settle_top();
     }
 
+    /// Takes the earliest timer (the heap's top, or the first outside) out and returns it.
+    #[inline(never)]
+    fn fire(&mut self, from_heap: bool) -> Expired<T> {
+        let index = if from_heap {
+            self.heap.pop().map(|i| i.index)
+        } else {
+            self.outside.pop_first().map(|(_, index)| index)
+        }
+        .expect("the earliest timer exists");
+        let key = self.slab.key_at(index);
+        let entry = self.slab.remove_at(index);
+        self.stats.fired += 1;
+        self.tidy();
+        entry.into_expired(key)
+    }
+
     /// The earliest pending timer: `(deadline, seq)` and whether it is the heap's top.
     #[inline]
     fn earliest(&self) -> Option<((Tick, u32), bool)> {
@@ -385,22 +401,14 @@ impl<T> Timer<T> for LazyHeap<T> {
         Ok(())
     }
 
+    #[inline]
     fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
         self.now = self.now.max(now);
         let ((deadline, _), from_heap) = self.earliest()?;
         if deadline > self.now {
-            return None;
+            return None; // idle turn, inlined
         }
-        let index = if from_heap {
-            self.heap.pop()?.index
-        } else {
-            self.outside.pop_first()?.1
-        };
-        let key = self.slab.key_at(index);
-        let entry = self.slab.remove_at(index);
-        self.stats.fired += 1;
-        self.tidy();
-        Some(entry.into_expired(key))
+        Some(self.fire(from_heap))
     }
 
     fn next_deadline(&self) -> Option<Tick> {

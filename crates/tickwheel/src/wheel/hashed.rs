@@ -275,6 +275,51 @@ impl<T> HashedWheel<T> {
         self.stats.fired += 1;
         super::take(&mut self.slab, index)
     }
+
+    /// [`poll`](Timer::poll) past the idle check: fires, or sweeps the cursor towards `now`.
+    #[inline(never)]
+    fn poll_due(&mut self) -> Option<Expired<T>> {
+        let now = self.now;
+        let n = self.slots.len() as u64;
+        loop {
+            if let Some(index) = self.due.pop(&mut self.slab) {
+                return Some(self.fire(index));
+            }
+            if self.cursor >= now {
+                return None;
+            }
+            if self.in_slots == 0 || self.bound.get().is_some_and(|b| b > now) {
+                self.move_cursor(now);
+                return None;
+            }
+            if now - self.cursor > n {
+                // A jump longer than a lap: skip straight to the lower bound.
+                match self.lower_bound() {
+                    Some(b) if b <= now => {
+                        if b > self.cursor + 1 {
+                            self.move_cursor(b - 1);
+                        }
+                    }
+                    _ => {
+                        self.move_cursor(now);
+                        return None;
+                    }
+                }
+            }
+            // Sweep at most one lap: ticks cursor+1 ..= end.
+            let first = self.cursor + 1;
+            let end = now.min(self.cursor.saturating_add(n));
+            let span = (end - first + 1) as usize;
+            match self.next_occupied((first & self.mask) as usize, span) {
+                None => self.move_cursor(end),
+                Some(dist) => {
+                    let t = first + dist as u64;
+                    self.move_cursor(t);
+                    self.visit(t);
+                }
+            }
+        }
+    }
 }
 
 impl<T> Default for HashedWheel<T> {
@@ -326,51 +371,13 @@ impl<T> Timer<T> for HashedWheel<T> {
         Ok(())
     }
 
+    #[inline]
     fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
         self.now = self.now.max(now);
-        let now = self.now;
-        if self.cursor >= now && self.due.is_empty() {
-            return None; // idle turn: nothing new can be due
+        if self.cursor >= self.now && self.due.is_empty() {
+            return None; // idle turn, inlined: nothing new can be due
         }
-        let n = self.slots.len() as u64;
-        loop {
-            if let Some(index) = self.due.pop(&mut self.slab) {
-                return Some(self.fire(index));
-            }
-            if self.cursor >= now {
-                return None;
-            }
-            if self.in_slots == 0 || self.bound.get().is_some_and(|b| b > now) {
-                self.move_cursor(now);
-                return None;
-            }
-            if now - self.cursor > n {
-                // A jump longer than a lap: skip straight to the lower bound.
-                match self.lower_bound() {
-                    Some(b) if b <= now => {
-                        if b > self.cursor + 1 {
-                            self.move_cursor(b - 1);
-                        }
-                    }
-                    _ => {
-                        self.move_cursor(now);
-                        return None;
-                    }
-                }
-            }
-            // Sweep at most one lap: ticks cursor+1 ..= end.
-            let first = self.cursor + 1;
-            let end = now.min(self.cursor.saturating_add(n));
-            let span = (end - first + 1) as usize;
-            match self.next_occupied((first & self.mask) as usize, span) {
-                None => self.move_cursor(end),
-                Some(dist) => {
-                    let t = first + dist as u64;
-                    self.move_cursor(t);
-                    self.visit(t);
-                }
-            }
-        }
+        self.poll_due()
     }
 
     fn next_deadline(&self) -> Option<Tick> {

@@ -384,6 +384,39 @@ impl<T> HierarchicalWheel<T> {
         let key = self.slab.key_at(index);
         self.slab.remove_at(index).into_expired(key)
     }
+
+    /// [`poll`](Timer::poll) past the idle check: fires, cascades, or moves the cursor.
+    #[inline(never)]
+    fn poll_due(&mut self) -> Option<Expired<T>> {
+        let now = self.now;
+        loop {
+            if let Some(expired) = self.pop_due() {
+                self.stats.fired += 1;
+                return Some(expired);
+            }
+            match self.next_slot() {
+                Some((level, slot, start)) if start <= now => self.process(level, slot, start),
+                Some(_) => break,
+                None => match self.overflow.first_key_value() {
+                    // Levels are empty: jump the cursor to the start of that timer's span.
+                    Some((&(d, _), _)) if d <= now => self.advance_to(span_start(d)),
+                    _ => break,
+                },
+            }
+        }
+        // Nothing is due by `now`. The earliest slot's start stays the same when the cursor
+        // moves up to `now` (no slot boundary is crossed before it).
+        self.hint = match self.next_slot() {
+            Some((_, _, start)) => start,
+            None => self
+                .overflow
+                .first_key_value()
+                .map_or(Tick::MAX, |(&(d, _), _)| d),
+        };
+        // Bring the cursor up so later inserts land on fine levels.
+        self.advance_to(now);
+        None
+    }
 }
 
 impl<T> Default for HierarchicalWheel<T> {
@@ -448,42 +481,16 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         Ok(())
     }
 
+    #[inline]
     fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
         self.now = self.now.max(now);
-        let now = self.now;
-        if now < self.hint {
+        if self.now < self.hint {
             // Idle turn: nothing can be due yet (a timer due at or behind the cursor lowered
             // `hint` when it was placed). The cursor may lag `now`; that only costs a later
-            // insert a coarser level.
+            // insert a coarser level. Inlined, so an event loop's idle turn makes no call.
             return None;
         }
-        loop {
-            if let Some(expired) = self.pop_due() {
-                self.stats.fired += 1;
-                return Some(expired);
-            }
-            match self.next_slot() {
-                Some((level, slot, start)) if start <= now => self.process(level, slot, start),
-                Some(_) => break,
-                None => match self.overflow.first_key_value() {
-                    // Levels are empty: jump the cursor to the start of that timer's span.
-                    Some((&(d, _), _)) if d <= now => self.advance_to(span_start(d)),
-                    _ => break,
-                },
-            }
-        }
-        // Nothing is due by `now`. The earliest slot's start stays the same when the cursor
-        // moves up to `now` (no slot boundary is crossed before it).
-        self.hint = match self.next_slot() {
-            Some((_, _, start)) => start,
-            None => self
-                .overflow
-                .first_key_value()
-                .map_or(Tick::MAX, |(&(d, _), _)| d),
-        };
-        // Bring the cursor up so later inserts land on fine levels.
-        self.advance_to(now);
-        None
+        self.poll_due()
     }
 
     fn next_deadline(&self) -> Option<Tick> {
