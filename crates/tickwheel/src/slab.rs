@@ -95,6 +95,12 @@ impl<E: Generational> Slab<E> {
         (self.limit < NIL as usize).then_some(self.limit)
     }
 
+    /// Whether an insert would be refused (the limit, or the `u32` index space, is reached).
+    #[inline]
+    pub(crate) fn is_full(&self) -> bool {
+        self.len >= self.limit
+    }
+
     /// Stores `value`; hands it back when the slab is full.
     pub(crate) fn insert(&mut self, mut value: E) -> Result<TimerKey, E> {
         if self.len >= self.limit {

@@ -299,13 +299,20 @@ impl<T> LazyHeap<T> {
     fn tidy(&mut self) {
         let live = self.in_heap();
         if self.heap.len() - live > live && self.heap.len() > Self::COMPACT_FLOOR {
-            let slab = &self.slab;
-            self.heap
-                .retain(|i| crate::stamped::is_live(slab, i.index, i.seq()));
-            self.stats.compactions += 1;
-            return;
+            self.compact();
+        } else {
+            self.settle_top();
         }
-        self.settle_top();
+    }
+
+    /// Drops every dead element and re-heapifies: O(n), once per as many dead elements.
+    #[cold]
+    #[inline(never)]
+    fn compact(&mut self) {
+        let slab = &self.slab;
+        self.heap
+            .retain(|i| crate::stamped::is_live(slab, i.index, i.seq()));
+        self.stats.compactions += 1;
     }
 
     /// Takes the earliest timer (the heap's top, or the first outside) out and returns it.
@@ -354,7 +361,7 @@ impl<T> Timer<T> for LazyHeap<T> {
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
         // Refuse before taking a seq, so a refused insert never triggers a renumbering; the
         // slab's own check below still covers the u32 index space.
-        if self.slab.limit().is_some_and(|l| self.slab.len() >= l) {
+        if self.slab.is_full() {
             self.stats.rejected += 1;
             return Err(InsertError::Full(payload));
         }
@@ -368,8 +375,11 @@ impl<T> Timer<T> for LazyHeap<T> {
         };
         self.place(key.index, deadline, seq);
         self.stats.inserted += 1;
-        // A push can lift a small, mostly dead heap over the compaction floor.
-        self.tidy();
+        // A live push keeps the top live and the dead count; it can only break the rebuild
+        // rule by lifting a small, mostly dead heap over the compaction floor.
+        if self.heap.len() == Self::COMPACT_FLOOR + 1 {
+            self.tidy();
+        }
         Ok(key)
     }
 
