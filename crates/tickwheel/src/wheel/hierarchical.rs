@@ -392,6 +392,9 @@ impl<T> HierarchicalWheel<T> {
         loop {
             if let Some(expired) = self.pop_due() {
                 self.stats.fired += 1;
+                // A fire shrinks the pending count, so the dead references may now exceed
+                // the bound (after a mass expiry, by far).
+                self.maybe_compact();
                 return Some(expired);
             }
             match self.next_slot() {
@@ -651,6 +654,33 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fires shrink the pending count without a cancel or reset, so a mass expiry must compact
+    /// the dead references other timers left behind, or they would outnumber the rest.
+    #[test]
+    fn a_mass_expiry_compacts_what_the_fired_timers_leave_behind() {
+        let mut wheel = HierarchicalWheel::new();
+        for i in 0..1_000 {
+            wheel.insert(100, i).unwrap();
+        }
+        let far: Vec<_> = (0..500).map(|i| wheel.insert(50_000, i).unwrap()).collect();
+        for round in 1..=2 {
+            for &key in &far {
+                wheel.reset(key, 50_000 + round).unwrap();
+            }
+        }
+        wheel.check_invariants();
+        let before = wheel.stats().compactions;
+        let mut fired = 0;
+        while let Some(e) = wheel.poll(100) {
+            assert_eq!(e.deadline, 100);
+            fired += 1;
+            wheel.check_invariants();
+        }
+        assert_eq!(fired, 1_000);
+        assert!(wheel.stats().compactions > before, "the expiry compacted");
+        assert_eq!(wheel.refs, wheel.len(), "only live references are left");
+    }
 
     /// Resets within one slot and across slots order as new insertions when they come due,
     /// also across the `u32` seq renumbering (which rebuilds every place).
