@@ -79,6 +79,12 @@ impl Item {
     fn seq(self) -> u32 {
         self.key as u32
     }
+
+    /// Whether this element still names its timer.
+    #[inline]
+    fn is_live<T>(self, slab: &Slab<Stamped<T>>) -> bool {
+        crate::stamped::is_live(slab, self.index, self.seq())
+    }
 }
 
 // `BinaryHeap` is a max-heap; reverse the order so the earliest (deadline, seq) is on top.
@@ -175,11 +181,6 @@ impl<T> LazyHeap<T> {
         self.base + item.offset()
     }
 
-    #[inline]
-    fn is_live(&self, item: Item) -> bool {
-        crate::stamped::is_live(&self.slab, item.index, item.seq())
-    }
-
     /// Timers waiting in the heap (the rest wait outside).
     #[inline]
     fn in_heap(&self) -> usize {
@@ -225,7 +226,7 @@ impl<T> LazyHeap<T> {
         let slab = &self.slab;
         let mut items: Vec<Item> = core::mem::take(&mut self.heap)
             .into_iter()
-            .filter(|i| crate::stamped::is_live(slab, i.index, i.seq()))
+            .filter(|i| i.is_live(slab))
             .map(|i| Item::new((i.offset() - shift) as u32, i.seq(), i.index))
             .collect();
         self.base = base;
@@ -250,7 +251,7 @@ impl<T> LazyHeap<T> {
         let slab = &self.slab;
         let mut order: Vec<(Tick, u32, u32)> = core::mem::take(&mut self.heap)
             .into_iter()
-            .filter(|i| crate::stamped::is_live(slab, i.index, i.seq()))
+            .filter(|i| i.is_live(slab))
             .map(|i| (base + i.offset(), i.seq(), i.index))
             .collect();
         order.extend(
@@ -286,7 +287,7 @@ impl<T> LazyHeap<T> {
     #[inline]
     fn settle_top(&mut self) {
         while let Some(&top) = self.heap.peek() {
-            if self.is_live(top) {
+            if top.is_live(&self.slab) {
                 break;
             }
             self.heap.pop();
@@ -310,25 +311,23 @@ impl<T> LazyHeap<T> {
     #[inline(never)]
     fn compact(&mut self) {
         let slab = &self.slab;
-        self.heap
-            .retain(|i| crate::stamped::is_live(slab, i.index, i.seq()));
+        self.heap.retain(|i| i.is_live(slab));
         self.stats.compactions += 1;
     }
 
     /// Takes the earliest timer (the heap's top, or the first outside) out and returns it.
     #[inline(never)]
-    fn fire(&mut self, from_heap: bool) -> Expired<T> {
+    fn fire(&mut self, from_heap: bool) -> Option<Expired<T>> {
         let index = if from_heap {
-            self.heap.pop().map(|i| i.index)
+            self.heap.pop()?.index
         } else {
-            self.outside.pop_first().map(|(_, index)| index)
-        }
-        .expect("the earliest timer exists");
+            self.outside.pop_first()?.1
+        };
         let key = self.slab.key_at(index);
         let entry = self.slab.remove_at(index);
         self.stats.fired += 1;
         self.tidy();
-        entry.into_expired(key)
+        Some(entry.into_expired(key))
     }
 
     /// The earliest pending timer: `(deadline, seq)` and whether it is the heap's top.
@@ -418,7 +417,7 @@ impl<T> Timer<T> for LazyHeap<T> {
         if deadline > self.now {
             return None; // idle turn, inlined
         }
-        Some(self.fire(from_heap))
+        self.fire(from_heap)
     }
 
     fn next_deadline(&self) -> Option<Tick> {
@@ -485,13 +484,13 @@ impl<T> Timer<T> for LazyHeap<T> {
             }
         }
         if let Some(&top) = self.heap.peek() {
-            assert!(self.is_live(top), "the top element is dead");
+            assert!(top.is_live(&self.slab), "the top element is dead");
         }
         // Seqs are unique per element, so no two live elements share a slot; heap deadlines are
         // in the range and outside ones are not, so no timer is in both: `live + outside == len`
         // means every pending timer has exactly one place.
         let mut live = 0;
-        for &item in items.iter().filter(|&&i| self.is_live(i)) {
+        for &item in items.iter().filter(|i| i.is_live(&self.slab)) {
             live += 1;
             assert_eq!(
                 self.slab.at(item.index).deadline,
