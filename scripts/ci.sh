@@ -14,6 +14,8 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+echo "== core crate without std (no_std + alloc, as README promises)"
+cargo build -p tickwheel --no-default-features --quiet
 echo "== benchmarks build (CI builds them; it does not run them)"
 cargo bench --workspace --no-run --quiet
 echo "== load generator gate"
