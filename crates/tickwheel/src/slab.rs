@@ -103,7 +103,7 @@ impl<E: Generational> Slab<E> {
 
     /// Stores `value`; hands it back when the slab is full.
     pub(crate) fn insert(&mut self, mut value: E) -> Result<TimerKey, E> {
-        if self.len >= self.limit {
+        if self.is_full() {
             return Err(value);
         }
         self.len += 1;
