@@ -263,35 +263,43 @@ impl Chunks {
     /// chunks left over. Returns how many references were dropped.
     pub(crate) fn compact<T>(&mut self, b: &mut Bucket, slab: &Slab<Stamped<T>>) -> usize {
         let before = b.len;
-        // The write cursor never passes the read cursor, so one pass rewrites the list.
+        // The write cursor never passes the read cursor, so one pass rewrites the list. Each
+        // chunk is copied out, its liveness checks run as one loop of independent slab reads
+        // (their misses overlap), the live ones are selected without a branch on the answers,
+        // and they go back with at most two slice copies.
         let (mut wc, mut wi) = (b.head, 0usize);
         let (mut rc, mut ri) = (b.head, b.pos as usize);
         let mut left = b.len;
         let mut kept = 0u32;
+        let mut batch = [Ref::default(); CHUNK];
         let mut live = [false; CHUNK];
+        let mut out = [Ref::default(); CHUNK];
         while left > 0 {
             let end = if rc == b.tail { b.fill as usize } else { CHUNK };
+            let n = end - ri;
             let base = rc as usize * CHUNK;
-            // First every liveness check of the chunk, in a loop of independent slab reads
-            // whose misses overlap; then the writes, without a branch on the answers.
-            for (flag, r) in live[ri..end]
-                .iter_mut()
-                .zip(&self.refs[base + ri..base + end])
-            {
+            batch[..n].copy_from_slice(&self.refs[base + ri..base + end]);
+            for (flag, r) in live[..n].iter_mut().zip(&batch[..n]) {
                 *flag = r.is_live(slab);
             }
-            for (k, &alive) in live.iter().enumerate().take(end).skip(ri) {
-                if wi == CHUNK {
-                    wc = self.next[wc as usize];
-                    wi = 0;
-                }
-                self.refs[wc as usize * CHUNK + wi] = self.refs[base + k];
-                let keep = usize::from(alive);
-                wi += keep;
-                kept += keep as u32;
+            let mut k = 0usize;
+            for (&r, &alive) in batch[..n].iter().zip(&live[..n]) {
+                out[k % CHUNK] = r;
+                k += usize::from(alive);
             }
-            left -= (end - ri) as u32;
-            ri = end;
+            // `k` live references go to the write cursor, spilling into the next chunk.
+            let first = k.min(CHUNK - wi);
+            let at = wc as usize * CHUNK + wi;
+            self.refs[at..at + first].copy_from_slice(&out[..first]);
+            wi += first;
+            if first < k {
+                wc = self.next[wc as usize];
+                let at = wc as usize * CHUNK;
+                self.refs[at..at + k - first].copy_from_slice(&out[first..k]);
+                wi = k - first;
+            }
+            kept += k as u32;
+            left -= n as u32;
             if left > 0 {
                 rc = self.next[rc as usize];
                 ri = 0;
@@ -300,6 +308,7 @@ impl Chunks {
         if kept == 0 {
             self.clear(b);
         } else {
+            debug_assert!(wi > 0, "the tail chunk holds what was kept last");
             self.release_from(self.next[wc as usize]);
             self.next[wc as usize] = NIL;
             b.tail = wc;
