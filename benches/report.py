@@ -4,7 +4,8 @@
 Usage: report.py CRITERION_DIR MEMORY_TSV OUT_MD COMMAND LOAD_AT_START [FAILED...]
 
 Reads every */new/benchmark.json (ids, throughput) and estimates.json (median.point_estimate,
-ns per iteration) under CRITERION_DIR; ns per operation = median / throughput elements.
+ns per iteration) under CRITERION_DIR (one subdirectory per round); ns per operation = median /
+throughput elements, and of several rounds' medians for one cell the lowest is kept.
 """
 
 import json
@@ -55,7 +56,8 @@ def load_results(root):
         est = json.loads((bench.parent / "estimates.json").read_text())
         elements = (meta.get("throughput") or {}).get("Elements") or 1
         median = est["median"]["point_estimate"]
-        results[(meta["group_id"], meta["function_id"], meta["value_str"])] = median / elements
+        key = (meta["group_id"], meta["function_id"], meta["value_str"])
+        results[key] = min(results.get(key, float("inf")), median / elements)
     return results
 
 
@@ -106,7 +108,8 @@ def main():
         lines.append(f"- runs that failed or timed out (missing below): {', '.join(failed)}")
     lines += [
         "",
-        "Median ns per operation (lower is better). In brackets: the ratio to the fastest peer "
+        "Median ns per operation (lower is better; with several rounds, the lowest of the "
+        "rounds' medians). In brackets: the ratio to the fastest peer "
         "at that size (below 1.00 = faster than every peer). **Bold**: fastest overall.",
     ]
     summary = []
