@@ -2,14 +2,14 @@
 # Runs the criterion suite (benches/benches/timers.rs) and the memory probe, then writes the
 # comparison table to docs/bench-results.md (and prints it).
 #
-#   scripts/bench.sh           all sizes (10k, 100k, 1M), longer measurements, two rounds
-#                              (about 35 min on 2 cores)
+#   scripts/bench.sh           all sizes (10k, 100k, 1M), longer measurements, three rounds
+#                              (about 45 min on 2 cores)
 #   scripts/bench.sh --quick   100k and 1M only, short measurements, one round (under 10 min)
 #
 # Each workload × implementation runs in its own bench process under `timeout`, so one that
-# hangs or crashes is listed as missing instead of stopping the rest. With two rounds the
-# whole suite runs twice, the second time with the implementations in reverse order, and the
-# report keeps each cell's lower median: on a shared machine other tenants' work only ever
+# hangs or crashes is listed as missing instead of stopping the rest. With three rounds the
+# whole suite runs three times, the second with the implementations in reverse order, and the
+# report keeps each cell's lowest median: on a shared machine other tenants' work only ever
 # adds time, and a burst of it during one implementation's turn would otherwise decide a
 # comparison (a single round once reported binaryheap-lazy's insert_cancel at 100k as 79.7 ns
 # where repeated runs measured 23-29 ns).
@@ -32,9 +32,9 @@ else
     flags=(--warm-up-time 1 --measurement-time 3 --sample-size 10)
     sizes='(10000|100000|1000000)'
     limit=1200
-    rounds=2
+    rounds=3
 fi
-command="scripts/bench.sh${1:+ $1} (criterion ${flags[*]}; $rounds round(s), lower median kept)"
+command="scripts/bench.sh${1:+ $1} (criterion ${flags[*]}; $rounds round(s), lowest median kept)"
 load_start=$(cut -d' ' -f1 /proc/loadavg)
 
 # Build first, then run the binaries directly (no cargo lock held while measuring).
