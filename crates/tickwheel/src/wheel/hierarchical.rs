@@ -66,6 +66,14 @@ use crate::{
 /// Timers kept in order rather than in a slot: `(deadline, seq) -> index`.
 type Ordered = BTreeMap<(Tick, u32), u32>;
 
+/// Whether a timer due at `deadline` is kept in an ordered store (overdue or overflow) rather
+/// than referenced from a bucket (the ready bucket or a level slot), with the cursor at
+/// `elapsed`.
+#[inline(always)]
+fn in_ordered_store(elapsed: Tick, deadline: Tick) -> bool {
+    deadline != elapsed && !in_levels(elapsed, deadline)
+}
+
 /// Dead references tolerated beyond the live ones before the buckets are compacted.
 const COMPACT_SLACK: usize = 64;
 
@@ -202,7 +210,7 @@ impl<T> HierarchicalWheel<T> {
     /// drops every dead reference), once per 2^32 inserts and resets.
     #[cold]
     fn renumber(&mut self) {
-        self.flush();
+        // The firing order takes the deferred batch's live placements in too.
         let order = self.firing_order();
         self.clear_places();
         for (n, &index) in order.iter().enumerate() {
@@ -333,7 +341,7 @@ impl<T> HierarchicalWheel<T> {
     /// bucket just goes dead where it is; an ordered store drops its key now.
     #[inline(always)]
     fn unplace(&mut self, index: u32, deadline: Tick, seq: u32) {
-        if deadline != self.elapsed && !in_levels(self.elapsed, deadline) {
+        if in_ordered_store(self.elapsed, deadline) {
             self.unplace_ordered(index, deadline, seq);
         }
     }
@@ -594,7 +602,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         let Some(e) = self.slab.get_mut(key) else {
             return Err(StaleKeyError { key });
         };
-        if e.deadline != elapsed && !in_levels(elapsed, e.deadline) {
+        if in_ordered_store(elapsed, e.deadline) {
             return self.reset_anywhere(key, deadline);
         }
         // The entry takes the new seq, so its old reference counts as dead where it lies.
@@ -648,7 +656,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     }
 
     fn drain(&mut self) -> Vec<Expired<T>> {
-        self.flush();
+        // The firing order takes the deferred batch's live placements in too.
         let order = self.firing_order();
         self.clear_places();
         self.hint = Tick::MAX;
