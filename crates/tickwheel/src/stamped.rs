@@ -5,6 +5,8 @@
 //! Such a design keeps references `(index, seq)` to entries and never searches for them on
 //! cancel or reset: the entry takes a new `seq` (or leaves the slab) and every older reference
 //! to it is dead from then on, because seqs are never reused while a reference could hold one.
+//! (The hierarchical wheel may instead keep a reset timer's reference as its home and encode
+//! both seqs in the entry: see `wheel::moved`.)
 //!
 //! # Costs
 //! | operation | cost |

@@ -307,6 +307,16 @@ fn run(start: Tick, capacity: Option<usize>, ops: &[Op]) -> Result<(), TestCaseE
         for s in &subjects {
             s.timer.check_invariants();
             prop_assert_eq!(s.timer.len(), model.pending.len(), "{} len", s.timer.name());
+            for (id, &(deadline, _)) in &model.pending {
+                let key = s.keys[id];
+                prop_assert_eq!(
+                    (s.timer.deadline(key), s.timer.get(key)),
+                    (Some(deadline), Some(id)),
+                    "{} deadline and payload of timer {}",
+                    s.timer.name(),
+                    id
+                );
+            }
             let next = s.timer.next_deadline();
             match earliest {
                 None => prop_assert_eq!(next, None, "{} next_deadline", s.timer.name()),

@@ -4,8 +4,9 @@
 //! A [`Ref`] is `(index, seq, low)`: a timer's slab index, the insertion number it had when the
 //! reference was pushed, and the low 32 bits of its deadline. Every insert and reset gives a
 //! timer a new `seq`, so a reference is *live* iff the slab slot at `index` is occupied and
-//! holds that `seq` ([`stamped`](crate::stamped)); any other reference is *dead* (its timer was
-//! cancelled, reset elsewhere, or fired) and is skipped.
+//! holds that `seq` ([`stamped`](crate::stamped)), or, for a timer moved in place, names it as
+//! its home ([`moved`](super::moved)); any other reference is *dead* (its timer was cancelled,
+//! reset elsewhere, or fired) and is skipped.
 //!
 //! A [`Bucket`] is a FIFO list of [`CHUNK`]-reference chunks in the [`Chunks`] arena: pushes
 //! fill the tail chunk, reads walk from a cursor in the head chunk, and emptied chunks go to
@@ -27,13 +28,16 @@
 //!   bucket owns no chunk.
 //! - Every chunk is in exactly one bucket's list or in the free list.
 //! - References are pushed in `seq` order for any one deadline, so a bucket keeps first-in
-//!   first-out order among equal deadlines without sorting.
+//!   first-out order among equal deadlines without sorting, except where a timer moved in place
+//!   comes down: the wheel marks that slot and sorts it ([`Chunks::sort_by_seq`]) before it is
+//!   handed out.
 //!
 //! # Costs
 //! | operation | cost |
 //! |---|---|
 //! | push, pop | O(1): one store or load in a hot chunk; a chunk taken from or given to the free list every 64 |
 //! | compact | O(len): one slab read per reference, independent of each other |
+//! | sort by seq | O(len log len), in place, with a reused buffer |
 //! | memory | 12 B per reference + under one 768 B chunk per non-empty slot |
 
 use alloc::vec::Vec;
@@ -53,10 +57,12 @@ pub(crate) struct Ref {
 }
 
 impl Ref {
-    /// Whether this reference still names its timer.
+    /// Whether this reference still names its timer (for a timer moved in place, whether it
+    /// is the timer's home: see [`moved`](super::moved)).
     #[inline]
     pub(crate) fn is_live<T>(self, slab: &Slab<Stamped<T>>) -> bool {
-        crate::stamped::is_live(slab, self.index, self.seq)
+        slab.try_at(self.index)
+            .is_some_and(|e| super::moved::live_seq(e) == self.seq)
     }
 }
 
@@ -337,6 +343,25 @@ impl Chunks {
             left -= 1;
             Some(r)
         })
+    }
+
+    /// Puts a bucket's references in `seq` order, in the places they occupy (`scratch` is a
+    /// reusable buffer). For a slot that received timers moved in place, whose turn in
+    /// first-in first-out order came before references pushed ahead of them.
+    pub(crate) fn sort_by_seq(&mut self, b: &Bucket, scratch: &mut Vec<Ref>) {
+        scratch.clear();
+        scratch.extend(self.iter(b));
+        scratch.sort_unstable_by_key(|r| r.seq);
+        let (mut c, mut i) = (b.head, b.pos as usize);
+        for &r in scratch.iter() {
+            let end = if c == b.tail { b.fill as usize } else { CHUNK };
+            if i == end {
+                c = self.next[c as usize];
+                i = 0;
+            }
+            self.refs[c as usize * CHUNK + i] = r;
+            i += 1;
+        }
     }
 
     /// The live references of a bucket, checking its length and chunk list. For invariant

@@ -15,8 +15,17 @@
 //! a neighbour; a cascade or a fire walks a vector, so the misses on the entries it reads
 //! overlap instead of following a linked list one miss at a time.
 //!
-//! `reset` does not push at once: a placement into the levels waits in a small batch (up to
-//! 32) and the batch is pushed in order when it is full or before anything reads the buckets
+//! A reset that pushes a timer later while its reference sits in a slot of level 1 or higher
+//! moves it *in place* ([`moved`](super::moved)): the entry records the new deadline, the
+//! reference stays as the timer's home, and the slot is marked so that its cascade reads the
+//! entries and places each moved timer where its deadline now says. A keep-alive timer
+//! refreshed every second with a 30 s timeout is then placed about once per 30 resets and
+//! leaves no dead references. Where it comes down, references pushed meanwhile may follow it
+//! in first-in first-out order, so that slot is marked unsorted; the mark travels down with
+//! cascades, and a marked level-0 slot is sorted by `seq` when it comes due.
+//!
+//! Any other `reset` does not push at once either: a placement into the levels waits in a
+//! small batch (up to 32) and the batch is pushed in order when it is full or before anything reads the buckets
 //! or moves the cursor. At a million timers a reset's one slab access usually misses; keeping
 //! the push out of that path leaves few enough instructions after the miss for the CPU to start
 //! the next resets' misses under it (see `docs/bench-profile.md`).
@@ -30,11 +39,14 @@
 //!   for a level slot may still wait in the deferred batch, which holds only such placements,
 //!   in `seq` order, behind every reference already pushed; while it is non-empty, every
 //!   placement into the levels joins it, and it is empty whenever the cursor moves.
+//! - A timer moved in place has its one live reference (its home) in a slot of level 1 or
+//!   higher whose moved mark is set, at or before its deadline ([`moved`](super::moved)).
 //! - A level's occupancy bit is set iff its slot's bucket holds any reference.
 //! - Equal deadlines leave first-in first-out: every insert and reset takes a new `seq`, and
-//!   references to one deadline are pushed in `seq` order (cascades keep their order). `seq` is
-//!   a `u32`; before it would wrap, every pending timer is renumbered in firing order and every
-//!   place rebuilt.
+//!   references to one deadline are pushed in `seq` order (cascades keep their order), except
+//!   in a slot marked unsorted, which is sorted by `seq` before it is handed out. Seqs stay
+//!   below 2^31 (the top bit marks a moved entry); before they would reach it, every pending
+//!   timer is renumbered in firing order and every place rebuilt.
 //! - `elapsed <= now`; the ready bucket holds no live reference whenever `elapsed` moves.
 //! - `hint` is at most every pending deadline, so an idle `poll` is one comparison.
 //!
@@ -42,8 +54,8 @@
 //! | operation | cost |
 //! |---|---|
 //! | insert | O(1): a few bit operations and a push at the end of a slot's vector |
-//! | cancel, reset | O(1) amortised: the timer's own entry, a counter, and (reset) a deferred push; overdue or overflow: O(log n) |
-//! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once |
+//! | cancel, reset | O(1) amortised: the timer's own entry, a counter, and (reset) a deferred push, or for a later deadline nothing more; overdue or overflow: O(log n) |
+//! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once; a slot of moved timers reads one entry per reference; a slot marked unsorted is sorted (O(k log k)) |
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
 //! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 2× under churn) + `Vec` growth; 12 KiB of buckets per wheel |
@@ -56,6 +68,7 @@ use alloc::vec::Vec;
 
 use super::bucket::{Bucket, Chunks, Ref, CHUNK};
 use super::level::{in_levels, level_for, slot_for, span_end, span_start, Levels, LEVELS, SLOTS};
+use super::moved::{self, is_moved, MOVED};
 use crate::slab::Slab;
 use crate::stamped::Stamped;
 use crate::{
@@ -79,6 +92,10 @@ const COMPACT_SLACK: usize = 64;
 
 /// Placements into the levels held back at most, then pushed together.
 const DEFERRED: usize = 32;
+
+/// Seqs stay below this; the next insert or reset renumbers. Above it is the
+/// [`MOVED`] bit.
+const SEQ_LIMIT: u32 = MOVED - 1;
 
 /// A placement into the levels not pushed yet.
 #[derive(Clone, Copy, Debug, Default)]
@@ -129,6 +146,11 @@ pub struct HierarchicalWheel<T> {
     /// Placements into the levels not pushed yet (the first `deferred_len`), in `seq` order.
     deferred: [Deferred; DEFERRED],
     deferred_len: usize,
+    /// The ready bucket received a timer moved in place during a cascade and must be sorted
+    /// by `seq` before it hands anything out.
+    ready_unsorted: bool,
+    /// Reused buffer for sorting a bucket.
+    scratch: Vec<Ref>,
     stats: Stats,
 }
 
@@ -162,6 +184,8 @@ impl<T> HierarchicalWheel<T> {
             seq: 0,
             deferred: [Deferred::default(); DEFERRED],
             deferred_len: 0,
+            ready_unsorted: false,
+            scratch: Vec::new(),
             stats: Stats::default(),
         }
     }
@@ -173,7 +197,11 @@ impl<T> HierarchicalWheel<T> {
         out.extend(
             self.deferred[..self.deferred_len]
                 .iter()
-                .filter(|d| crate::stamped::is_live(&self.slab, d.index, d.seq))
+                .filter(|d| {
+                    self.slab
+                        .try_at(d.index)
+                        .is_some_and(|e| moved::live_seq(e) == d.seq)
+                })
                 .map(|d| d.index),
         );
         let live = |b: &Bucket| self.chunks.collect_live(b, &self.slab);
@@ -188,16 +216,14 @@ impl<T> HierarchicalWheel<T> {
     /// Every pending timer in firing order: by deadline, then `seq`.
     fn firing_order(&self) -> Vec<u32> {
         let mut order = self.all_indices();
-        order.sort_unstable_by_key(|&i| {
-            let e = self.slab.at(i);
-            (e.deadline, e.seq)
-        });
+        order.sort_unstable_by_key(|&i| moved::unpacked(self.slab.at(i), self.elapsed));
         order
     }
 
     /// Forgets every place (the slab keeps the timers), keeping allocations.
     fn clear_places(&mut self) {
         self.deferred_len = 0;
+        self.ready_unsorted = false;
         self.levels.clear();
         self.ready = Bucket::EMPTY;
         self.refs = 0;
@@ -215,6 +241,7 @@ impl<T> HierarchicalWheel<T> {
         self.clear_places();
         for (n, &index) in order.iter().enumerate() {
             let e = self.slab.at_mut(index);
+            moved::settle(e, self.elapsed);
             e.seq = n as u32;
             let deadline = e.deadline;
             self.place(index, deadline, n as u32);
@@ -280,18 +307,21 @@ impl<T> HierarchicalWheel<T> {
     /// [`Timer::reset`] in every case: renumbering, the ordered stores, a stale key.
     #[inline(never)]
     fn reset_anywhere(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
-        if self.seq == u32::MAX {
+        if self.seq >= SEQ_LIMIT {
             self.renumber();
         }
         let seq = self.seq;
         let e = self.slab.get_mut(key).ok_or(StaleKeyError { key })?;
-        let (old, old_seq) = (e.deadline, e.seq);
+        // A timer moved in place has its home in a bucket: nothing to unplace.
+        let old = (!is_moved(e.seq)).then_some((e.deadline, e.seq));
         e.deadline = deadline;
         e.seq = seq;
         self.seq += 1;
         self.stats.reset += 1;
         // The entry holds the new seq now, so the old reference counts as dead.
-        self.unplace(key.index, old, old_seq);
+        if let Some((old, old_seq)) = old {
+            self.unplace(key.index, old, old_seq);
+        }
         self.place_in_turn(key.index, deadline, seq);
         self.maybe_compact();
         Ok(())
@@ -463,18 +493,27 @@ impl<T> HierarchicalWheel<T> {
     fn process(&mut self, level: usize, slot: usize, start: Tick) {
         self.advance_to(start);
         self.stats.slots_scanned += 1;
-        let mut bucket = self.levels.take(level, slot);
+        let (mut bucket, marks) = self.levels.take(level, slot);
         if level == 0 {
-            // Every live timer here is due exactly at `start`, already in `seq` order: the
-            // bucket becomes the ready bucket as it is.
+            // Every live timer here is due exactly at `start`: the bucket becomes the ready
+            // bucket as it is, in `seq` order unless a moved timer came down into it.
             debug_assert!(self.ready.is_empty(), "advance_to empties the ready bucket");
+            debug_assert!(!marks.moved, "no timer is moved in place from level 0");
             self.ready = bucket;
+            if marks.unsorted {
+                self.chunks.sort_by_seq(&self.ready, &mut self.scratch);
+            }
             return;
         }
         // Below the top level a deadline agrees with the cursor on bits 30 and up: rebuild it
         // from the reference's low half and leave the slab alone. Dead references move down
-        // with the live ones and are dropped when the slab is read anyway.
+        // with the live ones and are dropped when the slab is read anyway. A slot that may be
+        // the home of timers moved in place reads every entry instead.
         let top = level == LEVELS - 1;
+        debug_assert!(
+            !(top && marks.moved),
+            "no timer is moved in place from the top level"
+        );
         let high = self.elapsed & !u64::from(u32::MAX);
         let mut batch = [Ref::default(); CHUNK];
         loop {
@@ -484,19 +523,65 @@ impl<T> HierarchicalWheel<T> {
             }
             self.refs -= n;
             for &r in &batch[..n] {
-                if !top {
-                    self.place(r.index, high | u64::from(r.low), r.seq);
-                    continue;
-                }
-                match self.slab.try_at(r.index) {
-                    Some(e) if e.seq == r.seq => {
-                        let deadline = e.deadline;
-                        self.place(r.index, deadline, r.seq);
+                if marks.moved {
+                    self.cascade_read(r, high, marks.unsorted);
+                } else if !top {
+                    self.cascade_one(r.index, high | u64::from(r.low), r.seq, marks.unsorted);
+                } else {
+                    match self.slab.try_at(r.index) {
+                        Some(e) if e.seq == r.seq => {
+                            let deadline = e.deadline;
+                            self.cascade_one(r.index, deadline, r.seq, marks.unsorted);
+                        }
+                        _ => self.stats.stale_skipped += 1,
                     }
-                    _ => self.stats.stale_skipped += 1,
                 }
             }
             self.stats.cascaded += n as u64;
+        }
+        if core::mem::take(&mut self.ready_unsorted) {
+            self.chunks.sort_by_seq(&self.ready, &mut self.scratch);
+        }
+    }
+
+    /// Places one cascading timer; from a slot out of `seq` order, its new slot is marked so.
+    #[inline(always)]
+    fn cascade_one(&mut self, index: u32, deadline: Tick, seq: u32, unsorted: bool) {
+        self.place(index, deadline, seq);
+        if unsorted {
+            self.mark_unsorted(deadline);
+        }
+    }
+
+    /// Cascades one reference of a slot that may be the home of timers moved in place: a
+    /// live ordinary timer moves down, a moved one whose home this is settles and goes where
+    /// its deadline says (behind references that may come after it in `seq` order, so that
+    /// place is marked unsorted), a dead reference is dropped.
+    fn cascade_read(&mut self, r: Ref, high: Tick, unsorted: bool) {
+        let Some(e) = self.slab.try_at(r.index) else {
+            self.stats.stale_skipped += 1;
+            return;
+        };
+        if e.seq == r.seq {
+            self.cascade_one(r.index, high | u64::from(r.low), r.seq, unsorted);
+        } else if is_moved(e.seq) && moved::live_seq(e) == r.seq {
+            let e = self.slab.at_mut(r.index);
+            moved::settle(e, self.elapsed);
+            let (deadline, seq) = (e.deadline, e.seq);
+            self.cascade_one(r.index, deadline, seq, true);
+        } else {
+            self.stats.stale_skipped += 1;
+        }
+    }
+
+    /// Marks the place of a timer due at `deadline` as possibly out of `seq` order (the
+    /// ordered stores are keyed by `seq` and never are).
+    fn mark_unsorted(&mut self, deadline: Tick) {
+        if in_levels(self.elapsed, deadline) {
+            let level = level_for(self.elapsed, deadline);
+            self.levels.mark_unsorted(level, slot_for(deadline, level));
+        } else if deadline == self.elapsed {
+            self.ready_unsorted = true;
         }
     }
 
@@ -561,7 +646,7 @@ impl<T> FromOptions for HierarchicalWheel<T> {
 
 impl<T> Timer<T> for HierarchicalWheel<T> {
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
-        if self.seq == u32::MAX {
+        if self.seq >= SEQ_LIMIT {
             self.renumber();
         }
         let seq = self.seq;
@@ -584,7 +669,9 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
         // Out of the slab first, so a compaction triggered below sees the reference as dead.
         let entry = self.slab.remove(key)?;
-        self.unplace(key.index, entry.deadline, entry.seq);
+        if !is_moved(entry.seq) {
+            self.unplace(key.index, entry.deadline, entry.seq);
+        }
         self.stats.cancelled += 1;
         self.maybe_compact();
         Some(entry.payload)
@@ -595,15 +682,39 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         // flush of a full batch (so it saves almost no registers) and defers its placement;
         // everything else takes the general path.
         let elapsed = self.elapsed;
-        if self.seq == u32::MAX || !in_levels(elapsed, deadline) {
+        if self.seq >= SEQ_LIMIT || !in_levels(elapsed, deadline) {
             return self.reset_anywhere(key, deadline);
         }
         let seq = self.seq;
         let Some(e) = self.slab.get_mut(key) else {
             return Err(StaleKeyError { key });
         };
-        if in_ordered_store(elapsed, e.deadline) {
+        if is_moved(e.seq) {
+            // Moved in place before: it may move again as long as it does not move earlier
+            // than its last deadline (which is at or after its home).
+            let (current, _) = moved::unpacked(e, elapsed);
+            if deadline < current || !moved::encodable(elapsed, deadline) {
+                return self.reset_anywhere(key, deadline);
+            }
+            let home = moved::live_seq(e);
+            moved::move_in_place(e, home, deadline, seq);
+            self.seq += 1;
+            self.stats.reset += 1;
+            return Ok(());
+        }
+        let old = e.deadline;
+        if in_ordered_store(elapsed, old) {
             return self.reset_anywhere(key, deadline);
+        }
+        if deadline >= old && level_for(elapsed, old) > 0 && moved::encodable(elapsed, deadline) {
+            // Later, from a slot that cascades: the reference stays where it is, as the home,
+            // and the cascade of that slot places the timer (see `moved`).
+            moved::move_in_place(e, e.seq, deadline, seq);
+            self.seq += 1;
+            self.stats.reset += 1;
+            let level = level_for(elapsed, old);
+            self.levels.mark_moved(level, slot_for(old, level));
+            return Ok(());
         }
         // The entry takes the new seq, so its old reference counts as dead where it lies.
         e.deadline = deadline;
@@ -632,7 +743,9 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     }
 
     fn deadline(&self, key: TimerKey) -> Option<Tick> {
-        self.slab.get(key).map(|e| e.deadline)
+        self.slab
+            .get(key)
+            .map(|e| moved::unpacked(e, self.elapsed).0)
     }
 
     fn get(&self, key: TimerKey) -> Option<&T> {
@@ -658,6 +771,9 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     fn drain(&mut self) -> Vec<Expired<T>> {
         // The firing order takes the deferred batch's live placements in too.
         let order = self.firing_order();
+        for &index in &order {
+            moved::settle(self.slab.at_mut(index), self.elapsed);
+        }
         self.clear_places();
         self.hint = Tick::MAX;
         self.stats.drained += order.len() as u64;
@@ -668,6 +784,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         // A B-tree entry of `((Tick, u32), u32)` with node overhead: about 1.5× its 16 bytes.
         let ordered = (self.overdue.len() + self.overflow.len()) * 24;
         self.slab.allocated_bytes()
+            + self.scratch.capacity() * core::mem::size_of::<Ref>()
             + self.levels.allocated_bytes()
             + self.chunks.allocated_bytes()
             + ordered
@@ -691,7 +808,12 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             );
         }
         let ready = self.chunks.collect_live(&self.ready, &self.slab);
+        assert!(!self.ready_unsorted, "the ready bucket was left unsorted");
         for r in &ready {
+            assert!(
+                !is_moved(self.slab.at(r.index).seq),
+                "a timer moved in place has its home in the ready bucket"
+            );
             assert_eq!(
                 self.slab.at(r.index).deadline,
                 self.elapsed,
@@ -711,9 +833,26 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
                 !bucket.is_empty(),
                 "occupancy bit of level {l} slot {s} is wrong"
             );
+            let marks = self.levels.marks(l, s);
             let live = self.chunks.collect_live(bucket, &self.slab);
+            let high = self.elapsed & !u64::from(u32::MAX);
             for r in &live {
-                let d = self.slab.at(r.index).deadline;
+                let e = self.slab.at(r.index);
+                let d = if is_moved(e.seq) {
+                    // The home of a timer moved in place: the reference's deadline decides
+                    // the slot, and the timer is due at or after it.
+                    assert!(l > 0 && marks.moved, "unmarked home in level {l} slot {s}");
+                    let home = high | u64::from(r.low);
+                    let (due, order) = moved::unpacked(e, self.elapsed);
+                    assert!(due >= home, "timer moved in place earlier than its home");
+                    assert!(
+                        moved::encodable(self.elapsed, due) && order < self.seq,
+                        "moved entry {due}/{order} does not decode"
+                    );
+                    home
+                } else {
+                    e.deadline
+                };
                 assert!(
                     d > self.elapsed,
                     "level {l} holds a timer at or behind the cursor"
@@ -726,12 +865,18 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
                 assert_eq!(slot_for(d, l), s, "timer {d} in the wrong slot");
                 assert!(self.hint <= d, "hint {} above deadline {d}", self.hint);
             }
-            for pair in live.windows(2) {
-                let (a, b) = (self.slab.at(pair[0].index), self.slab.at(pair[1].index));
-                assert!(
-                    a.deadline != b.deadline || a.seq < b.seq,
-                    "equal deadlines out of first-in first-out order in level {l} slot {s}"
-                );
+            if !marks.unsorted {
+                let ordinary: Vec<_> = live
+                    .iter()
+                    .map(|r| self.slab.at(r.index))
+                    .filter(|e| !is_moved(e.seq))
+                    .collect();
+                for pair in ordinary.windows(2) {
+                    assert!(
+                        pair[0].deadline != pair[1].deadline || pair[0].seq < pair[1].seq,
+                        "equal deadlines out of first-in first-out order in level {l} slot {s}"
+                    );
+                }
             }
         }
         for (&(d, seq), &i) in &self.overflow {
@@ -788,7 +933,12 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         );
         let mut all = self.all_indices();
         for &i in &all {
-            assert!(self.slab.at(i).seq < self.seq, "seq from the future");
+            let e = self.slab.at(i);
+            let order = moved::unpacked(e, self.elapsed).1;
+            assert!(
+                order < self.seq && moved::live_seq(e) < self.seq,
+                "seq from the future"
+            );
         }
         let placed = all.len();
         all.sort_unstable();
@@ -811,9 +961,10 @@ mod tests {
             wheel.insert(100, i).unwrap();
         }
         let far: Vec<_> = (0..500).map(|i| wheel.insert(50_000, i).unwrap()).collect();
+        // Earlier, so each reset places the timer anew and leaves a dead reference.
         for round in 1..=2 {
             for &key in &far {
-                wheel.reset(key, 50_000 + round).unwrap();
+                wheel.reset(key, 50_000 - round).unwrap();
             }
         }
         wheel.check_invariants();
@@ -829,6 +980,88 @@ mod tests {
         assert_eq!(wheel.refs, wheel.len(), "only live references are left");
     }
 
+    /// A keep-alive refresh moves the timer in place: no reference is pushed or left dead, the
+    /// entry answers with its new deadline, and the timer fires at that deadline, not at its
+    /// home's. Timers scheduled at the same deadline after the refresh, but pushed there
+    /// before the home's cascade placed it, still fire after it.
+    #[test]
+    fn later_resets_move_in_place_and_keep_their_turn() {
+        let mut wheel = HierarchicalWheel::new();
+        let b = wheel.insert(5_000, 'b').unwrap();
+        let a = wheel.insert(100, 'a').unwrap();
+        for d in [300, 1_000, 5_000] {
+            wheel.reset(a, d).unwrap();
+            assert!(is_moved(wheel.slab.get(a).unwrap().seq), "moved in place");
+            assert_eq!(wheel.deadline(a), Some(d));
+            wheel.check_invariants();
+        }
+        let c = wheel.insert(5_000, 'c').unwrap();
+        assert_eq!((wheel.refs, wheel.stats().reset), (3, 3), "nothing pushed");
+        // The home (level 1, slot of 64..127) cascades long before 5 000 and settles `a`.
+        assert_eq!(wheel.poll(100), None);
+        assert!(
+            !is_moved(wheel.slab.get(a).unwrap().seq),
+            "settled by the cascade"
+        );
+        wheel.check_invariants();
+        // A moved timer may move again, or earlier than its home (placed anew), or be cancelled.
+        let d = wheel.insert(200, 'd').unwrap();
+        wheel.reset(d, 4_000).unwrap();
+        assert!(is_moved(wheel.slab.get(d).unwrap().seq));
+        wheel.reset(d, 150).unwrap();
+        assert!(
+            !is_moved(wheel.slab.get(d).unwrap().seq),
+            "earlier: placed anew"
+        );
+        let e = wheel.insert(300, 'e').unwrap();
+        wheel.reset(e, 4_500).unwrap();
+        assert_eq!(wheel.cancel(e), Some('e'));
+        wheel.check_invariants();
+        let fired: Vec<(Tick, char)> = core::iter::from_fn(|| wheel.poll(4_999))
+            .map(|x| (x.deadline, x.payload))
+            .collect();
+        assert_eq!(fired, [(150, 'd')], "nothing early");
+        let fired: Vec<(Tick, char)> = core::iter::from_fn(|| wheel.poll(5_000))
+            .map(|x| (x.deadline, x.payload))
+            .collect();
+        assert_eq!(fired, [(5_000, 'b'), (5_000, 'a'), (5_000, 'c')]);
+        assert!(wheel.is_empty() && wheel.deadline(b).is_none() && wheel.deadline(c).is_none());
+        wheel.check_invariants();
+    }
+
+    /// Drain and the seq renumbering read moved entries through their encoding.
+    #[test]
+    fn drain_and_renumbering_settle_moved_timers() {
+        let mut wheel = HierarchicalWheel::new();
+        let keys: Vec<_> = (0..6u64)
+            .map(|i| wheel.insert(100 + i, i).unwrap())
+            .collect();
+        for (i, &k) in keys.iter().enumerate().rev() {
+            wheel.reset(k, 9_000 + (i as u64 % 2)).unwrap();
+        }
+        wheel.seq = SEQ_LIMIT;
+        let extra = wheel.insert(9_000, 99).unwrap();
+        assert!(wheel.seq < 10, "renumbered");
+        wheel.check_invariants();
+        assert_eq!(wheel.deadline(keys[4]), Some(9_000));
+        assert_eq!(wheel.deadline(extra), Some(9_000));
+        let drained: Vec<(Tick, u64)> = wheel
+            .drain()
+            .into_iter()
+            .map(|x| (x.deadline, x.payload))
+            .collect();
+        let want = [
+            (9_000, 4),
+            (9_000, 2),
+            (9_000, 0),
+            (9_000, 99),
+            (9_001, 5),
+            (9_001, 3),
+        ];
+        assert_eq!(drained[..6], want);
+        assert_eq!(drained[6], (9_001, 1));
+    }
+
     /// A reset's placement waits in the deferred batch; an insert made meanwhile queues behind
     /// it, so equal deadlines fire in the order of their last insert or reset, whether the
     /// batch is pushed by filling up or by the poll that reaches them.
@@ -836,15 +1069,19 @@ mod tests {
     fn inserts_queue_behind_deferred_resets() {
         for filler in [0, DEFERRED - 3, 3 * DEFERRED] {
             let mut wheel = HierarchicalWheel::new();
-            let a = wheel.insert(700, 'a').unwrap();
-            let b = wheel.insert(700, 'b').unwrap();
-            let others: Vec<_> = (0..8).map(|_| wheel.insert(900, '-').unwrap()).collect();
+            // Resets to earlier deadlines, which place the timer anew (a later one may stay
+            // where it is: see `moved`).
+            let a = wheel.insert(710, 'a').unwrap();
+            let b = wheel.insert(710, 'b').unwrap();
+            let others: Vec<_> = (0..8).map(|_| wheel.insert(1_000, '-').unwrap()).collect();
             wheel.reset(a, 700).unwrap();
             assert_eq!(wheel.deferred_len, 1, "the reset waits");
             wheel.insert(700, 'c').unwrap();
             wheel.reset(b, 700).unwrap();
             for i in 0..filler {
-                wheel.reset(others[i % others.len()], 900).unwrap();
+                wheel
+                    .reset(others[i % others.len()], 999 - i as u64)
+                    .unwrap();
             }
             wheel.check_invariants();
             assert_eq!(wheel.next_deadline(), Some(700));
@@ -862,7 +1099,7 @@ mod tests {
     #[test]
     fn same_slot_resets_keep_fifo_across_seq_wrap() {
         let mut wheel: HierarchicalWheel<u32> = HierarchicalWheel::new();
-        wheel.seq = u32::MAX - 4;
+        wheel.seq = SEQ_LIMIT - 4;
         // Level 2 (deadlines 4096..262143 ticks away): slot width 4096.
         let keys: Vec<_> = (0..8u32)
             .map(|i| wheel.insert(5_000 + u64::from(i % 2), i).unwrap())

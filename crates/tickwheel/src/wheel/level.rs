@@ -87,14 +87,52 @@ pub(crate) fn span_end(t: Tick) -> Tick {
 pub(crate) struct Levels {
     /// Bit `s` of `occupied[l]` is set iff `slots[l][s]` holds a reference (live or dead).
     occupied: [u64; LEVELS],
+    /// Bit `s` of `moved[l]` is set if `slots[l][s]` may be the home of a timer moved in place
+    /// (see [`moved`](super::moved)): its cascade must read the entries.
+    moved: [u64; LEVELS],
+    /// Bit `s` of `unsorted[l]` is set if `slots[l][s]` may hold equal deadlines out of `seq`
+    /// order (a timer moved in place came down after later references): a level-0 slot is
+    /// sorted when it comes due, a coarser one passes the mark on to where it cascades.
+    unsorted: [u64; LEVELS],
     slots: Box<[[Bucket; SLOTS]; LEVELS]>,
+}
+
+/// What a slot's marks said when it was taken.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Marks {
+    /// It may be the home of a timer moved in place.
+    pub(crate) moved: bool,
+    /// It may hold equal deadlines out of `seq` order.
+    pub(crate) unsorted: bool,
 }
 
 impl Levels {
     pub(crate) fn new() -> Self {
         Self {
             occupied: [0; LEVELS],
+            moved: [0; LEVELS],
+            unsorted: [0; LEVELS],
             slots: Box::new([[Bucket::EMPTY; SLOTS]; LEVELS]),
+        }
+    }
+
+    /// Marks a slot as the home of a timer moved in place.
+    #[inline(always)]
+    pub(crate) fn mark_moved(&mut self, level: usize, slot: usize) {
+        self.moved[level] |= 1 << slot;
+    }
+
+    /// Marks a slot as possibly out of `seq` order.
+    #[inline]
+    pub(crate) fn mark_unsorted(&mut self, level: usize, slot: usize) {
+        self.unsorted[level] |= 1 << slot;
+    }
+
+    /// A slot's marks.
+    pub(crate) fn marks(&self, level: usize, slot: usize) -> Marks {
+        Marks {
+            moved: self.moved[level] & (1 << slot) != 0,
+            unsorted: self.unsorted[level] & (1 << slot) != 0,
         }
     }
 
@@ -116,22 +154,32 @@ impl Levels {
                 dropped += chunks.compact(bucket, slab);
                 if bucket.is_empty() {
                     self.occupied[level] &= !(1 << slot);
+                    self.moved[level] &= !(1 << slot);
+                    self.unsorted[level] &= !(1 << slot);
                 }
             }
         }
         dropped
     }
 
-    /// Empties a slot and returns its bucket, which keeps the chunks.
+    /// Empties a slot and returns its bucket, which keeps the chunks, with the slot's marks
+    /// (which it clears).
     #[inline]
-    pub(crate) fn take(&mut self, level: usize, slot: usize) -> Bucket {
-        self.occupied[level] &= !(1 << slot);
-        core::mem::replace(&mut self.slots[level][slot], Bucket::EMPTY)
+    pub(crate) fn take(&mut self, level: usize, slot: usize) -> (Bucket, Marks) {
+        let marks = self.marks(level, slot);
+        let bit = !(1 << slot);
+        self.occupied[level] &= bit;
+        self.moved[level] &= bit;
+        self.unsorted[level] &= bit;
+        let bucket = core::mem::replace(&mut self.slots[level][slot], Bucket::EMPTY);
+        (bucket, marks)
     }
 
     /// Forgets every slot (the caller resets the arena).
     pub(crate) fn clear(&mut self) {
         self.occupied = [0; LEVELS];
+        self.moved = [0; LEVELS];
+        self.unsorted = [0; LEVELS];
         *self.slots = [[Bucket::EMPTY; SLOTS]; LEVELS];
     }
 

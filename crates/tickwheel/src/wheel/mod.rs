@@ -20,6 +20,7 @@ pub(crate) mod hashed;
 pub(crate) mod hierarchical;
 pub(crate) mod level;
 pub(crate) mod list;
+pub(crate) mod moved;
 pub(crate) mod ordered;
 
 use core::num::NonZeroU32;

@@ -1,0 +1,119 @@
+//! A hierarchical-wheel timer pushed later *in place*: the encoding of its slab entry.
+//!
+//! A keep-alive refresh pushes a timer later, again and again, long before it could fire. The
+//! wheel need not move its reference each time: a timer due later than its reference says is
+//! still found in time, because the cursor reaches the reference's slot (its *home*) before
+//! the new deadline. So when a reset moves a timer later and its home is a slot of level 1 or
+//! higher (a slot that cascades), the reset rewrites the entry only and marks the home slot;
+//! the cascade of a marked slot reads each entry and places a moved timer where its deadline
+//! now says. A timer refreshed every second with a 30 s timeout is then placed about once per
+//! 30 resets, and its old places leave no dead references behind.
+//!
+//! The entry must then say two things its usual fields say one of: which reference is live
+//! (the home's `seq`) and where the timer comes in first-in first-out order (the reset's new
+//! `seq`). A moved entry sets [`MOVED`] in `seq` (the wheel's seqs stay below it) and keeps
+//! the new order in the rest of `seq`; its `deadline` field holds the home's `seq` in the high
+//! half and the low 32 bits of the new deadline in the low half. The wheel moves a timer in
+//! place only when the new deadline agrees with the cursor on every bit from 32 up, and the
+//! cursor cannot pass the home (which is at or before the new deadline) while the timer is
+//! moved, so the high bits of the cursor complete the deadline whenever it is read.
+//!
+//! # Invariants
+//! - A moved entry's home is a live reference of seq `home` in a slot of level 1 or higher
+//!   whose moved mark is set; no other reference to it is live.
+//! - Its deadline is at or after the home's deadline and agrees with the cursor from bit 32 up.
+//! - The order seq and the home seq are below [`MOVED`].
+//!
+//! # Costs
+//! | operation | cost |
+//! |---|---|
+//! | liveness, deadline | a branch-free select on the entry's fields |
+//! | memory | none: the 24 B entry is reused |
+
+use crate::stamped::Stamped;
+use crate::Tick;
+
+/// The `seq` bit of an entry moved in place. Seqs are renumbered before they reach it.
+pub(crate) const MOVED: u32 = 1 << 31;
+
+/// The low 32 bits of a tick.
+const LOW: Tick = u32::MAX as Tick;
+
+/// Whether an entry's `seq` says it was moved in place.
+#[inline(always)]
+pub(crate) fn is_moved(seq: u32) -> bool {
+    seq & MOVED != 0
+}
+
+/// Whether a timer due at `deadline` may be recorded in a moved entry with the cursor at
+/// `elapsed`: the two agree from bit 32 up.
+#[inline(always)]
+pub(crate) fn encodable(elapsed: Tick, deadline: Tick) -> bool {
+    (elapsed ^ deadline) >> 32 == 0
+}
+
+/// Rewrites an entry as moved in place to `deadline` with order `seq`, its home reference
+/// having seq `home`. The caller checked [`encodable`].
+#[inline(always)]
+pub(crate) fn move_in_place<T>(e: &mut Stamped<T>, home: u32, deadline: Tick, seq: u32) {
+    debug_assert!(!is_moved(home) && !is_moved(seq));
+    e.deadline = (Tick::from(home) << 32) | (deadline & LOW);
+    e.seq = seq | MOVED;
+}
+
+/// The seq of the one live reference to an entry: its own seq, or a moved entry's home.
+#[inline(always)]
+pub(crate) fn live_seq<T>(e: &Stamped<T>) -> u32 {
+    if is_moved(e.seq) {
+        (e.deadline >> 32) as u32
+    } else {
+        e.seq
+    }
+}
+
+/// An entry's `(deadline, order seq)` with the cursor at `elapsed`.
+#[inline]
+pub(crate) fn unpacked<T>(e: &Stamped<T>, elapsed: Tick) -> (Tick, u32) {
+    if is_moved(e.seq) {
+        ((elapsed & !LOW) | (e.deadline & LOW), e.seq & !MOVED)
+    } else {
+        (e.deadline, e.seq)
+    }
+}
+
+/// Rewrites a moved entry as an ordinary one (deadline and order seq); its home reference is
+/// dead from then on. No-op for an ordinary entry.
+#[inline]
+pub(crate) fn settle<T>(e: &mut Stamped<T>, elapsed: Tick) {
+    (e.deadline, e.seq) = unpacked(e, elapsed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_moved_entry_names_its_home_and_keeps_its_order_and_deadline() {
+        let elapsed = (7u64 << 32) | 100;
+        let mut e = Stamped::new(elapsed + 50, 'x', 9);
+        assert_eq!(
+            (live_seq(&e), unpacked(&e, elapsed)),
+            (9, (elapsed + 50, 9))
+        );
+        let later = elapsed + 3_000_000_000;
+        assert!(encodable(elapsed, later) && !encodable(elapsed, elapsed + (1 << 32)));
+        move_in_place(&mut e, 9, later, 41);
+        assert!(is_moved(e.seq));
+        assert_eq!(live_seq(&e), 9, "the home stays live");
+        // The cursor may move up to the home before the entry is settled.
+        assert_eq!(unpacked(&e, elapsed + 40), (later, 41));
+        settle(&mut e, elapsed + 40);
+        assert_eq!((e.deadline, e.seq, live_seq(&e)), (later, 41, 41));
+        settle(&mut e, elapsed + 40);
+        assert_eq!(
+            (e.deadline, e.seq),
+            (later, 41),
+            "settling twice changes nothing"
+        );
+    }
+}
