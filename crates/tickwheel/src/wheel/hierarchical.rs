@@ -458,6 +458,20 @@ impl<T> HierarchicalWheel<T> {
         core::hint::black_box(sum);
     }
 
+    /// Reads the slab entries of up to a chunk of references in one tight loop, so their
+    /// misses overlap before the cascade that needs them reads them one by one (as
+    /// [`warm_ready_chunk`](Self::warm_ready_chunk) does for the ready bucket).
+    #[inline]
+    fn warm(&self, refs: &[Ref]) {
+        let mut sum = 0u32;
+        for r in refs {
+            if let Some(e) = self.slab.try_at(r.index) {
+                sum = sum.wrapping_add(e.seq);
+            }
+        }
+        core::hint::black_box(sum);
+    }
+
     /// The earliest occupied slot: `(level, slot, first tick of the slot)`.
     #[inline]
     fn next_slot(&self) -> Option<(usize, usize, Tick)> {
@@ -522,6 +536,9 @@ impl<T> HierarchicalWheel<T> {
                 break;
             }
             self.refs -= n;
+            if marks.moved {
+                self.warm(&batch[..n]);
+            }
             for &r in &batch[..n] {
                 if marks.moved {
                     self.cascade_read(r, high, marks.unsorted);
