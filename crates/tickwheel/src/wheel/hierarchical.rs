@@ -446,21 +446,14 @@ impl<T> HierarchicalWheel<T> {
     #[inline]
     fn warm_ready_chunk(&self) {
         let refs = self.chunks.fresh_chunk(&self.ready);
-        if refs.len() < 2 {
-            return;
+        if refs.len() >= 2 {
+            self.warm(refs);
         }
-        let mut sum = 0u32;
-        for r in refs {
-            if let Some(e) = self.slab.try_at(r.index) {
-                sum = sum.wrapping_add(e.seq);
-            }
-        }
-        core::hint::black_box(sum);
     }
 
     /// Reads the slab entries of up to a chunk of references in one tight loop, so their
-    /// misses overlap before the cascade that needs them reads them one by one (as
-    /// [`warm_ready_chunk`](Self::warm_ready_chunk) does for the ready bucket).
+    /// misses overlap before the code that needs them reads them one by one: the ready
+    /// bucket's pops, a cascade of moved timers.
     #[inline]
     fn warm(&self, refs: &[Ref]) {
         let mut sum = 0u32;
