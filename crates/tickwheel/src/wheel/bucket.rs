@@ -61,8 +61,7 @@ impl Ref {
     /// is the timer's home: see [`moved`](super::moved)).
     #[inline]
     pub(crate) fn is_live<T>(self, slab: &Slab<Stamped<T>>) -> bool {
-        slab.try_at(self.index)
-            .is_some_and(|e| super::moved::live_seq(e) == self.seq)
+        super::moved::is_live(slab, self.index, self.seq)
     }
 }
 

@@ -197,11 +197,7 @@ impl<T> HierarchicalWheel<T> {
         out.extend(
             self.deferred[..self.deferred_len]
                 .iter()
-                .filter(|d| {
-                    self.slab
-                        .try_at(d.index)
-                        .is_some_and(|e| moved::live_seq(e) == d.seq)
-                })
+                .filter(|d| moved::is_live(&self.slab, d.index, d.seq))
                 .map(|d| d.index),
         );
         let live = |b: &Bucket| self.chunks.collect_live(b, &self.slab);

@@ -30,6 +30,7 @@
 //! | liveness, deadline | a branch-free select on the entry's fields |
 //! | memory | none: the 24 B entry is reused |
 
+use crate::slab::Slab;
 use crate::stamped::Stamped;
 use crate::Tick;
 
@@ -69,6 +70,13 @@ pub(crate) fn live_seq<T>(e: &Stamped<T>) -> u32 {
     } else {
         e.seq
     }
+}
+
+/// Whether the reference `(index, seq)` names a pending timer: its ordinary reference, or a
+/// moved timer's home.
+#[inline]
+pub(crate) fn is_live<T>(slab: &Slab<Stamped<T>>, index: u32, seq: u32) -> bool {
+    slab.try_at(index).is_some_and(|e| live_seq(e) == seq)
 }
 
 /// An entry's `(deadline, order seq)` with the cursor at `elapsed`.
