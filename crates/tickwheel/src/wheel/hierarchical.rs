@@ -58,7 +58,7 @@
 //! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once; a slot of moved timers reads one entry per reference; a slot marked unsorted is sorted (O(k log k)) |
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
-//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 2× under churn) + `Vec` growth; 12 KiB of buckets per wheel |
+//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn) + `Vec` growth; 12 KiB of buckets per wheel |
 //!
 //! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
 //! and Varghese & Lauck's hierarchical scheme 7; lazy deletion as in asyncio's heap.
@@ -86,6 +86,13 @@ type Ordered = BTreeMap<(Tick, u32), u32>;
 fn in_ordered_store(elapsed: Tick, deadline: Tick) -> bool {
     deadline != elapsed && !in_levels(elapsed, deadline)
 }
+
+/// The buckets are compacted once references exceed `COMPACT_RATIO` times the pending timers
+/// (plus [`COMPACT_SLACK`]). A compaction reads every reference's entry, live or dead, so it
+/// costs `r / (r - 1)` slab reads per dead reference it drops: 2 at a ratio of 2, 1.5 at 3.
+/// At 3, dead references may take up to 24 B per pending timer (12 B at 2); `docs/bench-profile.md`
+/// has the measurements that chose it.
+const COMPACT_RATIO: usize = 3;
 
 /// Dead references tolerated beyond the live ones before the buckets are compacted.
 const COMPACT_SLACK: usize = 64;
@@ -385,17 +392,17 @@ impl<T> HierarchicalWheel<T> {
         debug_assert_eq!(removed, Some(index), "ordered store lost a timer");
     }
 
-    /// Compacts every bucket once references exceed twice the pending timers (plus
-    /// [`COMPACT_SLACK`]), so dead references never outnumber the pending timers by much.
+    /// Compacts every bucket once references exceed [`COMPACT_RATIO`] times the pending timers
+    /// (plus [`COMPACT_SLACK`]), so dead references stay within a fixed multiple of them.
     #[inline(always)]
     fn maybe_compact(&mut self) {
-        if self.refs > 2 * self.slab.len() + COMPACT_SLACK {
+        if self.refs > COMPACT_RATIO * self.slab.len() + COMPACT_SLACK {
             self.compact();
         }
     }
 
     /// Drops every dead reference from every bucket: one slab read per reference. Amortised
-    /// O(1) per dead reference, since at least half of what it reads is dropped.
+    /// O(1) per dead reference, since at least two thirds of what it reads is dropped.
     #[cold]
     #[inline(never)]
     fn compact(&mut self) {
@@ -921,7 +928,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             "reference count disagrees with the buckets"
         );
         assert!(
-            self.refs <= 2 * self.slab.len() + COMPACT_SLACK,
+            self.refs <= COMPACT_RATIO * self.slab.len() + COMPACT_SLACK,
             "{} references for {} pending timers and not compacted",
             self.refs,
             self.slab.len()
@@ -967,8 +974,9 @@ mod tests {
             wheel.insert(100, i).unwrap();
         }
         let far: Vec<_> = (0..500).map(|i| wheel.insert(50_000, i).unwrap()).collect();
-        // Earlier, so each reset places the timer anew and leaves a dead reference.
-        for round in 1..=2 {
+        // Earlier, so each reset places the timer anew and leaves a dead reference: once the
+        // 1 000 near timers fire, the far ones' dead references alone exceed the bound.
+        for round in 1..=COMPACT_RATIO as Tick {
             for &key in &far {
                 wheel.reset(key, 50_000 - round).unwrap();
             }
