@@ -269,28 +269,23 @@ impl Chunks {
     pub(crate) fn compact<T>(&mut self, b: &mut Bucket, slab: &Slab<Stamped<T>>) -> usize {
         let before = b.len;
         // The write cursor never passes the read cursor, so one pass rewrites the list. Each
-        // chunk is copied out, its liveness checks run as one loop of independent slab reads
-        // (their misses overlap), the live ones are selected without a branch on the answers,
-        // and they go back with at most two slice copies.
+        // chunk's references are copied to `out` unconditionally and the write position moves
+        // past the live ones only, so the selection takes no branch on the answers; the slab
+        // reads depend only on the references, never on each other, so their misses overlap.
+        // The live ones go back with at most two slice copies.
         let (mut wc, mut wi) = (b.head, 0usize);
         let (mut rc, mut ri) = (b.head, b.pos as usize);
         let mut left = b.len;
         let mut kept = 0u32;
-        let mut batch = [Ref::default(); CHUNK];
-        let mut live = [false; CHUNK];
         let mut out = [Ref::default(); CHUNK];
         while left > 0 {
             let end = if rc == b.tail { b.fill as usize } else { CHUNK };
             let n = end - ri;
             let base = rc as usize * CHUNK;
-            batch[..n].copy_from_slice(&self.refs[base + ri..base + end]);
-            for (flag, r) in live[..n].iter_mut().zip(&batch[..n]) {
-                *flag = r.is_live(slab);
-            }
             let mut k = 0usize;
-            for (&r, &alive) in batch[..n].iter().zip(&live[..n]) {
+            for &r in &self.refs[base + ri..base + end] {
                 out[k % CHUNK] = r;
-                k += usize::from(alive);
+                k += usize::from(r.is_live(slab));
             }
             // `k` live references go to the write cursor, spilling into the next chunk.
             let first = k.min(CHUNK - wi);
