@@ -25,7 +25,7 @@
 //!
 //! # Invariants
 //! - A bucket's `len` counts its references from the read cursor on, live or dead. An empty
-//!   bucket owns no chunk.
+//!   bucket owns no chunk, and its `fill` is [`CHUNK`].
 //! - Every chunk is in exactly one bucket's list or in the free list.
 //! - References are pushed in `seq` order for any one deadline, so a bucket keeps first-in
 //!   first-out order among equal deadlines without sorting, except where a timer moved in place
@@ -84,11 +84,13 @@ pub(crate) struct Bucket {
 }
 
 impl Bucket {
+    /// No chunk. `fill` says the (absent) tail chunk is full, so a push needs a new chunk
+    /// exactly when `fill == CHUNK`: one test on the push path.
     pub(crate) const EMPTY: Bucket = Bucket {
         head: NIL,
         tail: NIL,
         pos: 0,
-        fill: 0,
+        fill: CHUNK as u32,
         len: 0,
     };
 
@@ -159,7 +161,7 @@ impl Chunks {
     /// Appends a reference to a bucket.
     #[inline(always)]
     pub(crate) fn push(&mut self, b: &mut Bucket, r: Ref) {
-        if b.fill as usize == CHUNK || b.tail == NIL {
+        if b.fill as usize == CHUNK {
             let c = self.alloc();
             if b.tail == NIL {
                 b.head = c;
@@ -364,7 +366,7 @@ impl Chunks {
         let all: Vec<Ref> = self.iter(b).collect();
         assert_eq!(all.len(), b.len as usize, "bucket length disagrees");
         if b.len == 0 {
-            assert_eq!((b.head, b.tail), (NIL, NIL), "an empty bucket owns a chunk");
+            assert_eq!(*b, Bucket::EMPTY, "an empty bucket owns a chunk or is not full");
         }
         all.into_iter().filter(|r| r.is_live(slab)).collect()
     }
