@@ -366,7 +366,11 @@ impl Chunks {
         let all: Vec<Ref> = self.iter(b).collect();
         assert_eq!(all.len(), b.len as usize, "bucket length disagrees");
         if b.len == 0 {
-            assert_eq!(*b, Bucket::EMPTY, "an empty bucket owns a chunk or is not full");
+            assert_eq!(
+                *b,
+                Bucket::EMPTY,
+                "an empty bucket owns a chunk or is not full"
+            );
         }
         all.into_iter().filter(|r| r.is_live(slab)).collect()
     }

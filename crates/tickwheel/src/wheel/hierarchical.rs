@@ -17,8 +17,10 @@
 //!
 //! A reset that pushes a timer later while its reference sits in a slot of level 1 or higher
 //! moves it *in place* ([`moved`](super::moved)): the entry records the new deadline, the
-//! reference stays as the timer's home, and the slot is marked so that its cascade reads the
-//! entries and places each moved timer where its deadline now says. A keep-alive timer
+//! reference stays as the timer's home, and the slot is marked. A marked slot of level 2 or
+//! higher carries its references down unread (a home goes to the place of its own deadline,
+//! which stays marked); a marked level-1 slot reads the entries and places each moved timer
+//! where its deadline now says, so the reads come a 64-tick slot at a time. A keep-alive timer
 //! refreshed every second with a 30 s timeout is then placed about once per 30 resets and
 //! leaves no dead references. Where it comes down, references pushed meanwhile may follow it
 //! in first-in first-out order, so that slot is marked unsorted; the mark travels down with
@@ -517,13 +519,17 @@ impl<T> HierarchicalWheel<T> {
         }
         // Below the top level a deadline agrees with the cursor on bits 30 and up: rebuild it
         // from the reference's low half and leave the slab alone. Dead references move down
-        // with the live ones and are dropped when the slab is read anyway. A slot that may be
-        // the home of timers moved in place reads every entry instead.
+        // with the live ones and are dropped when the slab is read anyway. A level-1 slot that
+        // may be the home of timers moved in place reads every entry instead; a coarser one
+        // carries its references down as they are (a home goes to the place of its own
+        // deadline, which is at or before its timer's), so the reads are spread over the
+        // level-1 cascades instead of one burst for a whole coarse slot.
         let top = level == LEVELS - 1;
         debug_assert!(
             !(top && marks.moved),
             "no timer is moved in place from the top level"
         );
+        let read = marks.moved && level == 1;
         let high = self.elapsed & !u64::from(u32::MAX);
         let mut batch = [Ref::default(); CHUNK];
         loop {
@@ -532,12 +538,14 @@ impl<T> HierarchicalWheel<T> {
                 break;
             }
             self.refs -= n;
-            if marks.moved {
+            if read {
                 self.warm(&batch[..n]);
             }
             for &r in &batch[..n] {
-                if marks.moved {
+                if read {
                     self.cascade_read(r, high, marks.unsorted);
+                } else if marks.moved {
+                    self.carry_home(r, high, marks.unsorted);
                 } else if !top {
                     self.cascade_one(r.index, high | u64::from(r.low), r.seq, marks.unsorted);
                 } else {
@@ -584,6 +592,28 @@ impl<T> HierarchicalWheel<T> {
             self.cascade_one(r.index, deadline, seq, true);
         } else {
             self.stats.stale_skipped += 1;
+        }
+    }
+
+    /// Cascades one reference of a coarse slot that may be the home of timers moved in place,
+    /// without reading the slab: to a slot that cascades, marked moved since it may now be a
+    /// home. A reference whose deadline `home` lands in level 0 or at the cursor could name a
+    /// moved timer that a fire must not see as due, so that one is read and settled now.
+    #[inline(always)]
+    fn carry_home(&mut self, r: Ref, high: Tick, unsorted: bool) {
+        let home = high | u64::from(r.low);
+        let level = level_for(self.elapsed, home);
+        if level > 0 && in_levels(self.elapsed, home) {
+            // The reference is the same `(index, seq, low)`, in the place of `home`.
+            let slot = slot_for(home, level);
+            self.levels.push(&mut self.chunks, level, slot, r);
+            self.levels.mark_moved(level, slot);
+            if unsorted {
+                self.levels.mark_unsorted(level, slot);
+            }
+            self.refs += 1;
+        } else {
+            self.cascade_read(r, high, unsorted);
         }
     }
 
@@ -1040,6 +1070,45 @@ mod tests {
             .collect();
         assert_eq!(fired, [(5_000, 'b'), (5_000, 'a'), (5_000, 'c')]);
         assert!(wheel.is_empty() && wheel.deadline(b).is_none() && wheel.deadline(c).is_none());
+        wheel.check_invariants();
+    }
+
+    /// A coarse slot holding homes cascades without reading them: each home goes down to the
+    /// level-1 slot of its own deadline, and only that slot's cascade settles its timers, so a
+    /// slot full of refreshed timers is read a 64-tick slot at a time.
+    #[test]
+    fn a_coarse_cascade_carries_homes_down_unread() {
+        let mut wheel = HierarchicalWheel::new();
+        // Homes at 5 000, 5 016, ..., 6 008: level 2, the slot of 4 096..8 191.
+        let keys: Vec<_> = (0..64u64)
+            .map(|i| wheel.insert(5_000 + 16 * i, i).unwrap())
+            .collect();
+        for (i, &k) in (0u64..).zip(&keys) {
+            wheel.reset(k, 9_000 + i).unwrap();
+        }
+        let x = wheel.insert(5_100, 100).unwrap();
+        let moved = |w: &HierarchicalWheel<u64>| {
+            keys.iter()
+                .filter(|&&k| is_moved(w.slab.get(k).unwrap().seq))
+                .count()
+        };
+        assert_eq!(moved(&wheel), 64);
+        // Reaching 5 000 cascades the level-2 slot (its homes go down unread), then the
+        // level-1 slot of 4 992..5 055, which settles the homes at 5 000, 5 016, 5 032 and
+        // 5 048. Reading the whole level-2 slot would have settled all 64.
+        assert_eq!(wheel.poll(5_000), None);
+        assert_eq!(moved(&wheel), 60, "one level-1 slot settled its four");
+        wheel.check_invariants();
+        let fired: Vec<_> = core::iter::from_fn(|| wheel.poll(8_999))
+            .map(|e| (e.deadline, e.payload))
+            .collect();
+        assert_eq!(fired, [(5_100, 100)], "nothing early");
+        assert!(wheel.deadline(x).is_none());
+        let fired: Vec<_> = core::iter::from_fn(|| wheel.poll(10_000))
+            .map(|e| (e.deadline, e.payload))
+            .collect();
+        let expected: Vec<_> = (0..64u64).map(|i| (9_000 + i, i)).collect();
+        assert_eq!(fired, expected);
         wheel.check_invariants();
     }
 

@@ -5,9 +5,11 @@
 //! still found in time, because the cursor reaches the reference's slot (its *home*) before
 //! the new deadline. So when a reset moves a timer later and its home is a slot of level 1 or
 //! higher (a slot that cascades), the reset rewrites the entry only and marks the home slot;
-//! the cascade of a marked slot reads each entry and places a moved timer where its deadline
-//! now says. A timer refreshed every second with a 30 s timeout is then placed about once per
-//! 30 resets, and its old places leave no dead references behind.
+//! a marked slot of level 2 or higher carries its references down unread to the places of
+//! their own (home) deadlines, marking those, and the cascade of a marked level-1 slot reads
+//! each entry and places a moved timer where its deadline now says. A timer refreshed every
+//! second with a 30 s timeout is then placed about once per 30 resets, and its old places leave
+//! no dead references behind.
 //!
 //! The entry must then say two things its usual fields say one of: which reference is live
 //! (the home's `seq`) and where the timer comes in first-in first-out order (the reset's new
