@@ -57,7 +57,7 @@
 //! |---|---|
 //! | insert | O(1): a few bit operations and a push at the end of a slot's vector |
 //! | cancel, reset | O(1) amortised: the timer's own entry, a counter, and (reset) a deferred push, or for a later deadline nothing more; overdue or overflow: O(log n) |
-//! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once; a slot of moved timers reads one entry per reference; a slot marked unsorted is sorted (O(k log k)) |
+//! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once; a marked level-1 slot reads one entry per reference (coarser marked slots carry theirs down unread); a slot marked unsorted is sorted (O(k log k)) |
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
 //! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn) + `Vec` growth; 12 KiB of buckets per wheel |
