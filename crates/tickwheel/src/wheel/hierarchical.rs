@@ -90,8 +90,9 @@ fn in_ordered_store(elapsed: Tick, deadline: Tick) -> bool {
 }
 
 /// The buckets are compacted once references exceed `COMPACT_RATIO` times the pending timers
-/// (plus [`COMPACT_SLACK`]). A compaction reads every reference's entry, live or dead, so it
-/// costs `r / (r - 1)` slab reads per dead reference it drops: 2 at a ratio of 2, 1.5 at 3.
+/// (plus [`COMPACT_SLACK`]). A compaction that reads every reference's entry, live or dead,
+/// costs `r / (r - 1)` slab reads per dead reference it drops: 2 at a ratio of 2, 1.5 at 3
+/// (one that finds the dead gathered in a few slots reads little more than those).
 /// At 3, dead references may take up to 24 B per pending timer (12 B at 2); `docs/bench-profile.md`
 /// has the measurements that chose it.
 const COMPACT_RATIO: usize = 3;
@@ -394,7 +395,7 @@ impl<T> HierarchicalWheel<T> {
         debug_assert_eq!(removed, Some(index), "ordered store lost a timer");
     }
 
-    /// Compacts every bucket once references exceed [`COMPACT_RATIO`] times the pending timers
+    /// Compacts once references exceed [`COMPACT_RATIO`] times the pending timers
     /// (plus [`COMPACT_SLACK`]), so dead references stay within a fixed multiple of them.
     #[inline(always)]
     fn maybe_compact(&mut self) {
@@ -403,13 +404,29 @@ impl<T> HierarchicalWheel<T> {
         }
     }
 
-    /// Drops every dead reference from every bucket: one slab read per reference. Amortised
-    /// O(1) per dead reference, since at least two thirds of what it reads is dropped.
+    /// Drops dead references where they gather first, then everywhere if that was not enough:
+    /// one slab read per reference read, and no bucket read twice.
+    ///
+    /// First the crowded slots, each holding more than an eighth of all references (at most
+    /// seven). Short-lived timers gather there: request deadlines a few seconds out, cancelled
+    /// when the response comes, all land in the one or two coarse slots the cursor is a few
+    /// seconds behind, and every one leaves a dead reference. If that brings the references
+    /// down to 1.5 times the pending timers, the other buckets (long timeouts, mostly live) are
+    /// left unread; otherwise every other bucket is compacted too. Amortised O(1) per dead
+    /// reference either way: it starts above 3 references per pending timer, so a compaction
+    /// that stops early has dropped at least half of what it read, and one that goes on drops
+    /// every dead reference, two thirds or more of all.
     #[cold]
     #[inline(never)]
     fn compact(&mut self) {
-        let mut dropped = self.levels.compact(&mut self.chunks, &self.slab);
-        dropped += self.chunks.compact(&mut self.ready, &self.slab);
+        let crowded = self.levels.slots_longer_than(self.refs / 8);
+        let mut dropped = self.levels.compact(&mut self.chunks, &self.slab, crowded);
+        let live = self.slab.len();
+        if self.refs - dropped > live + live / 2 {
+            let others = crowded.map(|word| !word);
+            dropped += self.levels.compact(&mut self.chunks, &self.slab, others);
+            dropped += self.chunks.compact(&mut self.ready, &self.slab);
+        }
         self.refs -= dropped;
         self.stats.compactions += 1;
         self.stats.stale_skipped += dropped as u64;
@@ -1022,6 +1039,76 @@ mod tests {
         assert_eq!(fired, 1_000);
         assert!(wheel.stats().compactions > before, "the expiry compacted");
         assert_eq!(wheel.refs, wheel.len(), "only live references are left");
+    }
+
+    /// References in the level slot of `deadline`, with the cursor at 0.
+    fn refs_in_slot_of(wheel: &HierarchicalWheel<u64>, deadline: Tick) -> usize {
+        let (level, slot) = (
+            level_for(0, deadline),
+            slot_for(deadline, level_for(0, deadline)),
+        );
+        wheel
+            .levels
+            .buckets()
+            .find(|&(l, s, _)| (l, s) == (level, slot))
+            .map_or(0, |(_, _, b)| b.len())
+    }
+
+    /// Requests cancelled right after they are set leave their dead references in the one
+    /// coarse slot their deadlines share: a compaction drops those and stops there when that
+    /// is enough, leaving the long timeouts' slots unread. When the dead are spread out
+    /// instead, it compacts every bucket.
+    #[test]
+    fn a_compaction_reads_the_crowded_slot_first_and_stops_when_that_is_enough() {
+        let mut wheel = HierarchicalWheel::new();
+        // Long timeouts in ten level-2 slots, 100 each, one cancelled in each.
+        let idle: Vec<Vec<_>> = (0..10)
+            .map(|k| {
+                let deadline = 100_000 + k * 4_096;
+                (0..100)
+                    .map(|i| wheel.insert(deadline, i).unwrap())
+                    .collect()
+            })
+            .collect();
+        for slot in &idle {
+            assert_eq!(wheel.cancel(slot[0]), Some(0));
+        }
+        let before = wheel.stats().compactions;
+        while wheel.stats().compactions == before {
+            let key = wheel.insert(5_000, 7).unwrap();
+            assert_eq!(wheel.cancel(key), Some(7));
+            wheel.check_invariants();
+        }
+        assert_eq!(
+            refs_in_slot_of(&wheel, 5_000),
+            0,
+            "the requests' slot is clean"
+        );
+        for k in 0..10 {
+            assert_eq!(
+                refs_in_slot_of(&wheel, 100_000 + k * 4_096),
+                100,
+                "a long timeouts' slot was read"
+            );
+        }
+        assert_eq!(wheel.refs, 1_000);
+
+        // Cancel most long timeouts: no slot holds an eighth of the references, so the
+        // compaction this forces reads them all.
+        let before = wheel.stats().compactions;
+        for slot in &idle {
+            for &key in &slot[1..80] {
+                assert!(wheel.cancel(key).is_some());
+                wheel.check_invariants();
+            }
+        }
+        assert!(wheel.stats().compactions > before, "the cancels compacted");
+        assert!(
+            wheel.refs < 2 * wheel.len(),
+            "{} references left for {} timers",
+            wheel.refs,
+            wheel.len()
+        );
     }
 
     /// A keep-alive refresh moves the timer in place: no reference is pushed or left dead, the

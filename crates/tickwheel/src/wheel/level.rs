@@ -142,11 +142,33 @@ impl Levels {
         self.occupied[level] |= 1 << slot;
     }
 
-    /// Drops every slot's dead references; returns how many.
-    pub(crate) fn compact<T>(&mut self, chunks: &mut Chunks, slab: &Slab<Stamped<T>>) -> usize {
+    /// The occupied slots holding more than `min_len` references, one word per level.
+    pub(crate) fn slots_longer_than(&self, min_len: usize) -> [u64; LEVELS] {
+        let mut out = [0; LEVELS];
+        for (level, slots) in self.slots.iter().enumerate() {
+            let mut word = self.occupied[level];
+            while word != 0 {
+                let slot = word.trailing_zeros() as usize;
+                word &= word - 1;
+                if slots[slot].len() > min_len {
+                    out[level] |= 1 << slot;
+                }
+            }
+        }
+        out
+    }
+
+    /// Drops the dead references of the occupied slots in `which` (one word per level);
+    /// returns how many.
+    pub(crate) fn compact<T>(
+        &mut self,
+        chunks: &mut Chunks,
+        slab: &Slab<Stamped<T>>,
+        which: [u64; LEVELS],
+    ) -> usize {
         let mut dropped = 0;
         for (level, slots) in self.slots.iter_mut().enumerate() {
-            let mut word = self.occupied[level];
+            let mut word = self.occupied[level] & which[level];
             while word != 0 {
                 let slot = word.trailing_zeros() as usize;
                 word &= word - 1;
