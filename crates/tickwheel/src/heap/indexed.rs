@@ -229,6 +229,7 @@ impl<T, const D: usize> IndexedHeap<T, D> {
 }
 
 impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
+    #[inline]
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
         let entry = Payload {
             payload,

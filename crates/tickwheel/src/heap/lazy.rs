@@ -357,6 +357,7 @@ impl<T> FromOptions for LazyHeap<T> {
 }
 
 impl<T> Timer<T> for LazyHeap<T> {
+    #[inline]
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
         // Refuse before taking a seq, so a refused insert never triggers a renumbering; the
         // slab's own check below still covers the u32 index space.

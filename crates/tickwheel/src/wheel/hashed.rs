@@ -340,6 +340,7 @@ impl<T> FromOptions for HashedWheel<T> {
 }
 
 impl<T> Timer<T> for HashedWheel<T> {
+    #[inline]
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
         match self.slab.insert(Entry::new(deadline, payload)) {
             Ok(key) => {

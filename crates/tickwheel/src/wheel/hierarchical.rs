@@ -705,6 +705,7 @@ impl<T> FromOptions for HierarchicalWheel<T> {
 }
 
 impl<T> Timer<T> for HierarchicalWheel<T> {
+    #[inline]
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
         if self.seq >= SEQ_LIMIT {
             self.renumber();
