@@ -767,13 +767,17 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         if in_ordered_store(elapsed, old) {
             return self.reset_anywhere(key, deadline);
         }
-        if deadline >= old && level_for(elapsed, old) > 0 && moved::encodable(elapsed, deadline) {
-            // Later, from a slot that cascades: the reference stays where it is, as the home,
-            // and the cascade of that slot places the timer (see `moved`).
+        let level = level_for(elapsed, old);
+        if deadline >= old
+            && (1..LEVELS - 1).contains(&level)
+            && moved::encodable(elapsed, deadline)
+        {
+            // Later, from a slot that cascades below the top level: the reference stays where
+            // it is, as the home, and the cascade of that slot places the timer (see `moved`).
+            // The top level holds no homes; its cascade reads the slab for other reasons.
             moved::move_in_place(e, e.seq, deadline, seq);
             self.seq += 1;
             self.stats.reset += 1;
-            let level = level_for(elapsed, old);
             self.levels.mark_moved(level, slot_for(old, level));
             return Ok(());
         }
@@ -1110,6 +1114,33 @@ mod tests {
             wheel.refs,
             wheel.len()
         );
+    }
+
+    /// The top level holds no homes of timers moved in place (its cascade relies on that), even
+    /// where a top-level timer's new deadline agrees with the cursor from bit 32 up, which is
+    /// all the moved encoding needs: such a reset places the timer anew, and it fires on time.
+    #[test]
+    fn a_reset_never_moves_a_top_level_timer_in_place() {
+        let mut wheel = HierarchicalWheel::new();
+        let old = 1 << 30;
+        assert_eq!(
+            level_for(wheel.elapsed, old),
+            LEVELS - 1,
+            "a top-level deadline"
+        );
+        let key = wheel.insert(old, 1u64).unwrap();
+        let later = old + 5;
+        assert!(moved::encodable(wheel.elapsed, later));
+        wheel.reset(key, later).unwrap();
+        wheel.check_invariants();
+        assert!(
+            !is_moved(wheel.slab.get(key).unwrap().seq),
+            "moved in place from the top level"
+        );
+        assert_eq!(wheel.poll(later - 1), None);
+        let fired = wheel.poll(later).unwrap();
+        assert_eq!((fired.key, fired.deadline, fired.payload), (key, later, 1));
+        assert_eq!(wheel.poll(u64::MAX / 2), None);
     }
 
     /// A keep-alive refresh moves the timer in place: no reference is pushed or left dead, the
