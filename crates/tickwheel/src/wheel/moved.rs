@@ -3,8 +3,9 @@
 //! A keep-alive refresh pushes a timer later, again and again, long before it could fire. The
 //! wheel need not move its reference each time: a timer due later than its reference says is
 //! still found in time, because the cursor reaches the reference's slot (its *home*) before
-//! the new deadline. So when a reset moves a timer later and its home is a slot of level 1 or
-//! higher (a slot that cascades), the reset rewrites the entry only and marks the home slot;
+//! the new deadline. So when a reset moves a timer later and its home is a slot of levels 1 to
+//! 4 (a slot that cascades; the top level's cascade is never marked), the reset rewrites the
+//! entry only and marks the home slot;
 //! a marked slot of level 2 or higher carries its references down unread to the places of
 //! their own (home) deadlines, marking those, and the cascade of a marked level-1 slot reads
 //! each entry and places a moved timer where its deadline now says. A timer refreshed every
@@ -21,8 +22,8 @@
 //! moved, so the high bits of the cursor complete the deadline whenever it is read.
 //!
 //! # Invariants
-//! - A moved entry's home is a live reference of seq `home` in a slot of level 1 or higher
-//!   whose moved mark is set; no other reference to it is live.
+//! - A moved entry's home is a live reference of seq `home` in a slot of levels 1 to 4 whose
+//!   moved mark is set; no other reference to it is live. The top level holds no home.
 //! - Its deadline is at or after the home's deadline and agrees with the cursor from bit 32 up.
 //! - The order seq and the home seq are below [`MOVED`].
 //!
