@@ -102,7 +102,6 @@ impl<E: Generational> Slab<E> {
     }
 
     /// Stores `value`; hands it back when the slab is full.
-    #[inline]
     pub(crate) fn insert(&mut self, mut value: E) -> Result<TimerKey, E> {
         if self.is_full() {
             return Err(value);
@@ -134,17 +133,6 @@ impl<E: Generational> Slab<E> {
                 generation: FIRST_GENERATION.get(),
             })
         }
-    }
-
-    /// [`insert`](Self::insert) where that allocates nothing: into a vacant slot, or into the
-    /// `Vec`'s spare capacity. Hands the value back when the slab is full or would have to
-    /// grow. No path makes a call, so a caller's fast path built on it needs no registers saved.
-    #[inline(always)]
-    pub(crate) fn insert_in_place(&mut self, value: E) -> Result<TimerKey, E> {
-        if self.free_head == NIL && self.slots.len() == self.slots.capacity() {
-            return Err(value);
-        }
-        self.insert(value)
     }
 
     /// Checks a key and returns its index when it names an occupied slot of that generation.
@@ -372,32 +360,6 @@ mod tests {
         slab.insert(value(1)).unwrap();
         assert_eq!(slab.insert(value(2)).err().map(|v| v.x), Some(2));
         assert_eq!(slab.limit(), Some(1));
-    }
-
-    #[test]
-    fn insert_in_place_never_grows() {
-        let mut slab = Slab::new(None, 2);
-        let capacity = slab.slots.capacity();
-        let keys: Vec<_> = (0..capacity as u64)
-            .map(|x| slab.insert_in_place(value(x)).unwrap())
-            .collect();
-        // Spare capacity used up, no vacant slot: the value comes back and nothing grew.
-        assert_eq!(slab.insert_in_place(value(99)).err().map(|v| v.x), Some(99));
-        assert_eq!(slab.slots.capacity(), capacity);
-        // A vacant slot is reused in place, and its old key goes stale.
-        assert_eq!(slab.remove_at(keys[0].index).x, 0);
-        let reused = slab.insert_in_place(value(7)).unwrap();
-        assert_eq!(reused.index, keys[0].index);
-        assert_eq!(slab.resolve(keys[0]), None);
-        assert_eq!(slab.get(reused).map(|v| v.x), Some(7));
-        // `insert` grows where `insert_in_place` would not.
-        assert!(slab.insert(value(8)).is_ok());
-        assert!(slab.slots.capacity() > capacity);
-        slab.check();
-
-        let mut full = Slab::new(Some(1), 4);
-        full.insert_in_place(value(1)).unwrap();
-        assert_eq!(full.insert_in_place(value(2)).err().map(|v| v.x), Some(2));
     }
 
     #[test]

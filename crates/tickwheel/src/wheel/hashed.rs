@@ -140,43 +140,19 @@ impl<T> HashedWheel<T> {
             return;
         }
         let s = self.slot_of(deadline);
-        self.note_slot_push(s, deadline);
-        self.slots[s].push_back(&mut self.slab, index);
-    }
-
-    /// The bookkeeping of a push into slot `s` (occupancy, lower bounds, count), done just
-    /// before the push.
-    #[inline]
-    fn note_slot_push(&mut self, s: usize, deadline: Tick) {
         if self.slots[s].is_empty() {
             self.occupied[s / 64] |= 1 << (s % 64);
             self.slot_min[s] = deadline;
         } else if deadline < self.slot_min[s] {
             self.slot_min[s] = deadline;
         }
+        self.slots[s].push_back(&mut self.slab, index);
         self.bound.set(match self.bound.get() {
             Some(b) => Some(b.min(deadline)),
             None if self.in_slots == 0 => Some(deadline),
             None => None,
         });
         self.in_slots += 1;
-    }
-
-    /// [`Timer::insert`] in every case: a timer due at or behind the cursor (it goes to the due
-    /// queue), a slab that grows, a full timer.
-    #[inline(never)]
-    fn insert_anywhere(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
-        match self.slab.insert(Entry::new(deadline, payload)) {
-            Ok(key) => {
-                self.place(key.index, deadline);
-                self.stats.inserted += 1;
-                Ok(key)
-            }
-            Err(entry) => {
-                self.stats.rejected += 1;
-                Err(InsertError::Full(entry.payload))
-            }
-        }
     }
 
     #[inline]
@@ -366,24 +342,16 @@ impl<T> FromOptions for HashedWheel<T> {
 impl<T> Timer<T> for HashedWheel<T> {
     #[inline]
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
-        // The common case, a slot timer whose slab slot needs no allocation, makes no call
-        // (the general path is a tail call), so it needs no registers saved and inlines cheaply.
-        if deadline <= self.cursor {
-            return self.insert_anywhere(deadline, payload);
-        }
-        // Built already linked behind its slot's tail, so the new entry is written once and
-        // only the old tail is touched again.
-        let s = self.slot_of(deadline);
-        let mut entry = Entry::new(deadline, payload);
-        entry.prev = self.slots[s].tail;
-        match self.slab.insert_in_place(entry) {
+        match self.slab.insert(Entry::new(deadline, payload)) {
             Ok(key) => {
-                self.note_slot_push(s, deadline);
-                self.slots[s].push_back_linked(&mut self.slab, key.index);
+                self.place(key.index, deadline);
                 self.stats.inserted += 1;
                 Ok(key)
             }
-            Err(entry) => self.insert_anywhere(deadline, entry.payload),
+            Err(entry) => {
+                self.stats.rejected += 1;
+                Err(InsertError::Full(entry.payload))
+            }
         }
     }
 

@@ -43,24 +43,6 @@ impl List {
         self.tail = index;
     }
 
-    /// [`push_back`](Self::push_back) of an entry that was built linked already (`prev` this
-    /// list's tail, `next` `NIL`), so that only the old tail is written.
-    #[inline]
-    pub(crate) fn push_back_linked<T>(&mut self, slab: &mut Slab<Entry<T>>, index: u32) {
-        debug_assert_eq!(
-            slab.at(index).prev,
-            self.tail,
-            "entry not linked to the tail"
-        );
-        debug_assert_eq!(slab.at(index).next, NIL, "entry not linked as the tail");
-        if self.tail == NIL {
-            self.head = index;
-        } else {
-            slab.at_mut(self.tail).next = index;
-        }
-        self.tail = index;
-    }
-
     #[inline]
     pub(crate) fn unlink<T>(&mut self, slab: &mut Slab<Entry<T>>, index: u32) {
         let (prev, next) = {
