@@ -774,7 +774,8 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         {
             // Later, from a slot that cascades below the top level: the reference stays where
             // it is, as the home, and the cascade of that slot places the timer (see `moved`).
-            // The top level holds no homes; its cascade reads the slab for other reasons.
+            // The top level holds no homes: its cascade reads each deadline from the slab and
+            // carries nothing down unread.
             moved::move_in_place(e, e.seq, deadline, seq);
             self.seq += 1;
             self.stats.reset += 1;
