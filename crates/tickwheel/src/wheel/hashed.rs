@@ -136,7 +136,7 @@ impl<T> HashedWheel<T> {
     #[inline]
     fn place(&mut self, index: u32, deadline: Tick) {
         if deadline <= self.cursor {
-            self.due.push(&mut self.slab, index, self.cursor);
+            self.place_due(index);
             return;
         }
         let s = self.slot_of(deadline);
@@ -153,6 +153,14 @@ impl<T> HashedWheel<T> {
             None => None,
         });
         self.in_slots += 1;
+    }
+
+    /// [`place`](Self::place) for a deadline at or behind the cursor: rare, and kept out of
+    /// line so that the ordered map's code does not weigh on the slot path.
+    #[cold]
+    #[inline(never)]
+    fn place_due(&mut self, index: u32) {
+        self.due.push(&mut self.slab, index, self.cursor);
     }
 
     #[inline]
