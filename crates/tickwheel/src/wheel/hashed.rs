@@ -15,7 +15,8 @@
 //!   [`wheel`](super)): due queue, or slot `deadline & mask` when `deadline > cursor`.
 //! - `slot_min[s]` is at most every deadline in slot `s`; a slot's bit is set iff it is
 //!   non-empty; `in_slots` counts the timers in slots.
-//! - `bound`, when known, is at most every deadline in the slots.
+//! - `bound` is at most every deadline in the slots. It says something only while it is above
+//!   the cursor (every deadline in the slots is), so one at or below the cursor means "unknown".
 //! - Slot lists are in insertion order, so equal deadlines (which share a slot) leave first-in
 //!   first-out. `cursor <= now`; the ready list is empty whenever the cursor moves.
 //!
@@ -69,9 +70,10 @@ pub struct HashedWheel<T> {
     due: Due,
     /// Timers in slots (not in the due queue).
     in_slots: usize,
-    /// A lower bound on every deadline in the slots, or `None` when not known. A cache that
+    /// A lower bound on every deadline in the slots, known only while above the cursor (a bound
+    /// at or below it tells nothing, since every deadline in the slots is after it). A cache that
     /// `next_deadline` may fill in through `&self`.
-    bound: Cell<Option<Tick>>,
+    bound: Cell<Tick>,
     /// The cursor: every timer due at or before it has left the slots. Only increases.
     cursor: Tick,
     /// Latest `now` seen; only increases.
@@ -121,7 +123,7 @@ impl<T> HashedWheel<T> {
             mask: n as u64 - 1,
             due: Due::default(),
             in_slots: 0,
-            bound: Cell::new(None),
+            bound: Cell::new(0),
             cursor: options.start,
             now: options.start,
             stats: Stats::default(),
@@ -147,10 +149,11 @@ impl<T> HashedWheel<T> {
             self.slot_min[s] = deadline;
         }
         self.slots[s].push_back(&mut self.slab, index);
-        self.bound.set(match self.bound.get() {
-            Some(b) => Some(b.min(deadline)),
-            None if self.in_slots == 0 => Some(deadline),
-            None => None,
+        // An unknown bound (at or below the cursor) stays unknown; no branch on the hot path.
+        self.bound.set(if self.in_slots == 0 {
+            deadline
+        } else {
+            self.bound.get().min(deadline)
         });
         self.in_slots += 1;
     }
@@ -228,12 +231,13 @@ impl<T> HashedWheel<T> {
         if self.in_slots == 0 {
             return None;
         }
-        if let Some(b) = self.bound.get() {
+        let b = self.bound.get();
+        if b > self.cursor {
             return Some(b);
         }
-        let b = self.scan_bound();
+        let b = self.scan_bound()?;
         self.bound.set(b);
-        b
+        Some(b)
     }
 
     /// Visits the slot at tick `t` (the cursor is already there): moves its timers due at `t`
@@ -270,13 +274,10 @@ impl<T> HashedWheel<T> {
         }
     }
 
-    /// Moves the cursor to `t`, forgetting the bound once the cursor reaches it.
+    /// Moves the cursor to `t` (a bound it reaches becomes unknown by that alone).
     #[inline]
     fn move_cursor(&mut self, t: Tick) {
         self.cursor = t;
-        if self.bound.get().is_some_and(|b| b <= t) {
-            self.bound.set(None);
-        }
     }
 
     fn fire(&mut self, index: u32) -> Expired<T> {
@@ -296,7 +297,7 @@ impl<T> HashedWheel<T> {
             if self.cursor >= now {
                 return None;
             }
-            if self.in_slots == 0 || self.bound.get().is_some_and(|b| b > now) {
+            if self.in_slots == 0 || self.bound.get() > now {
                 self.move_cursor(now);
                 return None;
             }
@@ -429,7 +430,7 @@ impl<T> Timer<T> for HashedWheel<T> {
         self.slots.fill(List::EMPTY);
         self.occupied.fill(0);
         self.in_slots = 0;
-        self.bound.set(None);
+        self.bound.set(0);
         self.stats.drained += order.len() as u64;
         order
             .into_iter()
@@ -466,9 +467,8 @@ impl<T> Timer<T> for HashedWheel<T> {
                     self.slot_min[s] <= d,
                     "slot {s} lower bound above a deadline"
                 );
-                if let Some(b) = self.bound.get() {
-                    assert!(b <= d, "wheel lower bound {b} above deadline {d}");
-                }
+                let b = self.bound.get();
+                assert!(b <= d, "wheel lower bound {b} above deadline {d}");
                 in_slots += 1;
             }
         }
