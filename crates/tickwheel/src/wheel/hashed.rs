@@ -274,12 +274,6 @@ impl<T> HashedWheel<T> {
         }
     }
 
-    /// Moves the cursor to `t` (a bound it reaches becomes unknown by that alone).
-    #[inline]
-    fn move_cursor(&mut self, t: Tick) {
-        self.cursor = t;
-    }
-
     fn fire(&mut self, index: u32) -> Expired<T> {
         self.stats.fired += 1;
         super::take(&mut self.slab, index)
@@ -298,7 +292,7 @@ impl<T> HashedWheel<T> {
                 return None;
             }
             if self.in_slots == 0 || self.bound.get() > now {
-                self.move_cursor(now);
+                self.cursor = now;
                 return None;
             }
             if now - self.cursor > n {
@@ -306,11 +300,11 @@ impl<T> HashedWheel<T> {
                 match self.lower_bound() {
                     Some(b) if b <= now => {
                         if b > self.cursor + 1 {
-                            self.move_cursor(b - 1);
+                            self.cursor = b - 1;
                         }
                     }
                     _ => {
-                        self.move_cursor(now);
+                        self.cursor = now;
                         return None;
                     }
                 }
@@ -320,10 +314,10 @@ impl<T> HashedWheel<T> {
             let end = now.min(self.cursor.saturating_add(n));
             let span = (end - first + 1) as usize;
             match self.next_occupied((first & self.mask) as usize, span) {
-                None => self.move_cursor(end),
+                None => self.cursor = end,
                 Some(dist) => {
                     let t = first + dist as u64;
-                    self.move_cursor(t);
+                    self.cursor = t;
                     self.visit(t);
                 }
             }
@@ -430,7 +424,6 @@ impl<T> Timer<T> for HashedWheel<T> {
         self.slots.fill(List::EMPTY);
         self.occupied.fill(0);
         self.in_slots = 0;
-        self.bound.set(0);
         self.stats.drained += order.len() as u64;
         order
             .into_iter()
