@@ -201,11 +201,9 @@ impl<T> HashedWheel<T> {
     }
 
     /// One pass over the occupied slots in ring order from the cursor, returning a lower bound
-    /// on every deadline in the slots. Stops as soon as no later slot can beat the bound.
+    /// on every deadline in the slots. Stops as soon as no later slot can beat the bound. Its
+    /// one caller, [`lower_bound`](Self::lower_bound), has already answered for empty slots.
     fn scan_bound(&self) -> Option<Tick> {
-        if self.in_slots == 0 {
-            return None;
-        }
         let n = self.slots.len();
         let first = self.cursor.checked_add(1)?;
         let mut best = Tick::MAX;
