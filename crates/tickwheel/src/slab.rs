@@ -90,6 +90,12 @@ impl<E: Generational> Slab<E> {
         self.len
     }
 
+    /// Slots ever created: the most entries the slab has held at once (slots are reused,
+    /// never returned).
+    pub(crate) fn peak(&self) -> usize {
+        self.slots.len()
+    }
+
     /// The capacity limit, or `None` when unbounded (up to `u32::MAX - 1` entries).
     pub(crate) fn limit(&self) -> Option<usize> {
         (self.limit < NIL as usize).then_some(self.limit)

@@ -37,7 +37,9 @@
 //!   `elapsed` determine: the overdue store (`deadline < elapsed`), the ready bucket
 //!   (`deadline == elapsed`), level `level_for(elapsed, d)` slot `slot_for(d, level)`, or the
 //!   overflow. The two ordered stores are keyed by `(deadline, seq)` and removed from eagerly;
-//!   buckets keep dead references, counted (see [`bucket`](super::bucket)). A reference bound
+//!   buckets keep dead references, counted (see [`bucket`](super::bucket)); every push finds
+//!   them within three times the pending timers (plus a slack), compacting first if it must,
+//!   while cancels and fires leave them where they lie. A reference bound
 //!   for a level slot may still wait in the deferred batch, which holds only such placements,
 //!   in `seq` order, behind every reference already pushed; while it is non-empty, every
 //!   placement into the levels joins it, and it is empty whenever the cursor moves.
@@ -55,12 +57,12 @@
 //! # Costs
 //! | operation | cost |
 //! |---|---|
-//! | insert | O(1): a few bit operations and a push at the end of a slot's vector |
+//! | insert | O(1) amortised: a few bit operations and a push at the end of a slot's vector (a push may compact first: amortised O(1) per dead reference it drops) |
 //! | cancel, reset | O(1) amortised: the timer's own entry, a counter, and (reset) a deferred push, or for a later deadline nothing more; overdue or overflow: O(log n) |
 //! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once; a marked level-1 slot reads one entry per reference (coarser marked slots carry theirs down unread); a slot marked unsorted is sorted (O(k log k)) |
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
-//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn) + `Vec` growth; 12 KiB of buckets per wheel |
+//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn: the arena grows only for a push that found them within that) + `Vec` growth; 12 KiB of buckets per wheel |
 //!
 //! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
 //! and Varghese & Lauck's hierarchical scheme 7; lazy deletion as in asyncio's heap.
@@ -89,12 +91,12 @@ fn in_ordered_store(elapsed: Tick, deadline: Tick) -> bool {
     deadline != elapsed && !in_levels(elapsed, deadline)
 }
 
-/// The buckets are compacted once references exceed `COMPACT_RATIO` times the pending timers
-/// (plus [`COMPACT_SLACK`]). A compaction that reads every reference's entry, live or dead,
+/// A push that finds the references above `COMPACT_RATIO` times the pending timers (plus
+/// [`COMPACT_SLACK`]) compacts the buckets first. A compaction that reads every reference's entry, live or dead,
 /// costs `r / (r - 1)` slab reads per dead reference it drops: 2 at a ratio of 2, 1.5 at 3
 /// (one that finds the dead gathered in a few slots reads little more than those).
-/// At 3, dead references may take up to 24 B per pending timer (12 B at 2); `docs/bench-profile.md`
-/// has the measurements that chose it.
+/// At 3, dead references may take up to 24 B per pending timer when the arena grows (12 B at 2);
+/// `docs/bench-profile.md` has the measurements that chose it.
 const COMPACT_RATIO: usize = 3;
 
 /// Dead references tolerated beyond the live ones before the buckets are compacted.
@@ -328,8 +330,8 @@ impl<T> HierarchicalWheel<T> {
         if let Some((old, old_seq)) = old {
             self.unplace(key.index, old, old_seq);
         }
-        self.place_in_turn(key.index, deadline, seq);
         self.maybe_compact();
+        self.place_in_turn(key.index, deadline, seq);
         Ok(())
     }
 
@@ -339,6 +341,7 @@ impl<T> HierarchicalWheel<T> {
     /// like any dead reference.
     #[inline(never)]
     fn flush(&mut self) {
+        self.maybe_compact();
         let n = core::mem::take(&mut self.deferred_len);
         let Self {
             deferred,
@@ -359,7 +362,6 @@ impl<T> HierarchicalWheel<T> {
             levels.push(chunks, level, slot_for(d.deadline, level), r);
         }
         self.refs += n;
-        self.maybe_compact();
     }
 
     /// [`place`](Self::place) for a deadline behind the cursor or beyond the top level.
@@ -395,8 +397,12 @@ impl<T> HierarchicalWheel<T> {
         debug_assert_eq!(removed, Some(index), "ordered store lost a timer");
     }
 
-    /// Compacts once references exceed [`COMPACT_RATIO`] times the pending timers
-    /// (plus [`COMPACT_SLACK`]), so dead references stay within a fixed multiple of them.
+    /// Called before every push that adds references (insert, reset, the deferred batch), and
+    /// only there: compacts when references exceed [`COMPACT_RATIO`] times the pending timers
+    /// (plus [`COMPACT_SLACK`]). A cancel or a fire only turns a reference dead where it lies,
+    /// in a chunk that is already allocated; what dead references would cost is growth of the
+    /// arena, and only a push grows it, so the check waits for one. (A wheel whose timers are
+    /// all cancelled is dropped or reused without ever reading their dead references.)
     #[inline(always)]
     fn maybe_compact(&mut self) {
         if self.refs > COMPACT_RATIO * self.slab.len() + COMPACT_SLACK {
@@ -661,9 +667,6 @@ impl<T> HierarchicalWheel<T> {
         loop {
             if let Some(expired) = self.pop_due() {
                 self.stats.fired += 1;
-                // A fire shrinks the pending count, so the dead references may now exceed
-                // the bound (after a mass expiry, by far).
-                self.maybe_compact();
                 return Some(expired);
             }
             match self.next_slot() {
@@ -716,6 +719,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         match self.slab.insert(entry) {
             Ok(key) => {
                 self.seq += 1;
+                self.maybe_compact();
                 self.place_in_turn(key.index, deadline, seq);
                 self.stats.inserted += 1;
                 Ok(key)
@@ -728,13 +732,12 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     }
 
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
-        // Out of the slab first, so a compaction triggered below sees the reference as dead.
+        // The reference goes dead where it lies; the next push compacts if it must.
         let entry = self.slab.remove(key)?;
         if !is_moved(entry.seq) {
             self.unplace(key.index, entry.deadline, entry.seq);
         }
         self.stats.cancelled += 1;
-        self.maybe_compact();
         Some(entry.payload)
     }
 
@@ -980,11 +983,14 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             refs, self.refs,
             "reference count disagrees with the buckets"
         );
+        // Every push found the references within the bound (or compacted first) and added at
+        // most a deferred batch; since then only cancels and fires (which add none) and
+        // timers entering from the overflow (pending at that push) can have changed them.
         assert!(
-            self.refs <= COMPACT_RATIO * self.slab.len() + COMPACT_SLACK,
-            "{} references for {} pending timers and not compacted",
+            self.refs <= (COMPACT_RATIO + 1) * self.slab.peak() + COMPACT_SLACK + DEFERRED,
+            "{} references for at most {} pending timers and not compacted",
             self.refs,
-            self.slab.len()
+            self.slab.peak()
         );
         let owned: usize = self
             .levels
@@ -1018,10 +1024,11 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
 mod tests {
     use super::*;
 
-    /// Fires shrink the pending count without a cancel or reset, so a mass expiry must compact
-    /// the dead references other timers left behind, or they would outnumber the rest.
+    /// Fires shrink the pending count without a cancel or reset. A mass expiry leaves the
+    /// dead references other timers left behind in chunks already allocated, and compacts
+    /// nothing; the next push finds them above the bound and compacts before it adds any.
     #[test]
-    fn a_mass_expiry_compacts_what_the_fired_timers_leave_behind() {
+    fn after_a_mass_expiry_the_next_push_compacts() {
         let mut wheel = HierarchicalWheel::new();
         for i in 0..1_000 {
             wheel.insert(100, i).unwrap();
@@ -1043,8 +1050,50 @@ mod tests {
             wheel.check_invariants();
         }
         assert_eq!(fired, 1_000);
-        assert!(wheel.stats().compactions > before, "the expiry compacted");
+        assert_eq!(wheel.stats().compactions, before, "fires compact nothing");
+        assert!(wheel.refs > COMPACT_RATIO * wheel.len() + COMPACT_SLACK);
+        let chunks = wheel.chunks.allocated_bytes();
+        let key = wheel.insert(60_000, 7).unwrap();
+        wheel.check_invariants();
+        assert_eq!(
+            wheel.stats().compactions,
+            before + 1,
+            "the insert compacted"
+        );
         assert_eq!(wheel.refs, wheel.len(), "only live references are left");
+        assert_eq!(
+            wheel.chunks.allocated_bytes(),
+            chunks,
+            "the arena did not grow"
+        );
+        assert_eq!(wheel.cancel(key), Some(7));
+    }
+
+    /// Cancels never compact, however many references they leave dead: a wheel emptied by
+    /// cancels reads none of them. The first push after that drops them all at once.
+    #[test]
+    fn cancels_leave_compaction_to_the_next_push() {
+        let mut wheel = HierarchicalWheel::new();
+        let keys: Vec<_> = (0..10_000u64)
+            .map(|i| wheel.insert(1 + i * 7, i).unwrap())
+            .collect();
+        let chunks = wheel.chunks.allocated_bytes();
+        for (i, &key) in keys.iter().enumerate() {
+            assert_eq!(wheel.cancel(key), Some(i as u64));
+        }
+        wheel.check_invariants();
+        assert_eq!(wheel.stats().compactions, 0, "no cancel compacted");
+        assert_eq!((wheel.refs, wheel.len()), (10_000, 0));
+        let key = wheel.insert(5, 1).unwrap();
+        wheel.check_invariants();
+        assert_eq!(wheel.stats().compactions, 1);
+        assert_eq!(wheel.refs, 1, "every dead reference dropped");
+        assert_eq!(
+            wheel.chunks.allocated_bytes(),
+            chunks,
+            "the arena did not grow"
+        );
+        assert_eq!(wheel.poll(5).map(|e| e.key), Some(key));
     }
 
     /// References in the level slot of `deadline`, with the cursor at 0.
@@ -1080,14 +1129,18 @@ mod tests {
             assert_eq!(wheel.cancel(slot[0]), Some(0));
         }
         let before = wheel.stats().compactions;
-        while wheel.stats().compactions == before {
+        let request = loop {
             let key = wheel.insert(5_000, 7).unwrap();
-            assert_eq!(wheel.cancel(key), Some(7));
             wheel.check_invariants();
-        }
+            if wheel.stats().compactions > before {
+                break key;
+            }
+            assert_eq!(wheel.cancel(key), Some(7));
+        };
+        // The insert that compacted pushed its own reference after the compaction.
         assert_eq!(
             refs_in_slot_of(&wheel, 5_000),
-            0,
+            1,
             "the requests' slot is clean"
         );
         for k in 0..10 {
@@ -1097,10 +1150,11 @@ mod tests {
                 "a long timeouts' slot was read"
             );
         }
-        assert_eq!(wheel.refs, 1_000);
+        assert_eq!(wheel.refs, 1_001);
+        assert_eq!(wheel.cancel(request), Some(7));
 
         // Cancel most long timeouts: no slot holds an eighth of the references, so the
-        // compaction this forces reads them all.
+        // compaction that the next insert starts reads them all.
         let before = wheel.stats().compactions;
         for slot in &idle {
             for &key in &slot[1..80] {
@@ -1108,7 +1162,10 @@ mod tests {
                 wheel.check_invariants();
             }
         }
-        assert!(wheel.stats().compactions > before, "the cancels compacted");
+        assert_eq!(wheel.stats().compactions, before, "cancels never compact");
+        let key = wheel.insert(200_000, 9).unwrap();
+        assert!(wheel.stats().compactions > before, "the insert compacted");
+        assert_eq!(wheel.cancel(key), Some(9));
         assert!(
             wheel.refs < 2 * wheel.len(),
             "{} references left for {} timers",
