@@ -161,7 +161,7 @@ impl<T> HashedWheel<T> {
     /// [`place`](Self::place) for an insert, as a call of its own: the caller's insert loop
     /// keeps the slab insert inline and calls this, which saves one register. Left to the
     /// compiler, whether `place` was inlined into the insert, and the insert into its caller,
-    /// changed with unrelated code elsewhere in the program, and with it about 15 % of the
+    /// changed with unrelated code elsewhere in the program, and with it about 17 % of the
     /// insert time (`docs/bench-profile.md`).
     #[inline(never)]
     fn place_inserted(&mut self, index: u32, deadline: Tick) {
