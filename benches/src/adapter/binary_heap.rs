@@ -65,7 +65,7 @@ impl Adapter for LazyBinaryHeap {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, deadline: u64, payload: u64) -> (u32, u64) {
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -84,7 +84,7 @@ impl Adapter for LazyBinaryHeap {
         (slot, seq)
     }
 
-    #[inline]
+    #[inline(always)]
     fn cancel(&mut self, (slot, seq): (u32, u64)) -> bool {
         if self.slots.get(slot as usize).map(|s| s.seq) != Some(seq) {
             return false;
@@ -98,7 +98,7 @@ impl Adapter for LazyBinaryHeap {
         true
     }
 
-    #[inline]
+    #[inline(always)]
     fn reset(&mut self, key: (u32, u64), deadline: u64, payload: u64) -> (u32, u64) {
         let payload = if self.slots.get(key.0 as usize).map(|s| s.seq) == Some(key.1) {
             self.slots[key.0 as usize].payload
@@ -109,7 +109,7 @@ impl Adapter for LazyBinaryHeap {
         self.insert(deadline, payload)
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll(&mut self, now: u64) -> Option<u64> {
         let (deadline, _, slot) = self.top()?;
         if deadline > now {
@@ -119,7 +119,7 @@ impl Adapter for LazyBinaryHeap {
         Some(self.release(slot))
     }
 
-    #[inline]
+    #[inline(always)]
     fn next_deadline(&mut self) -> Option<u64> {
         self.top().map(|(deadline, _, _)| deadline)
     }

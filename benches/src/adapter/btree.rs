@@ -22,7 +22,7 @@ impl Adapter for BTreeTimer {
         Self::default()
     }
 
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, deadline: u64, payload: u64) -> (u64, u64) {
         let key = (deadline, self.next_seq);
         self.next_seq += 1;
@@ -30,18 +30,18 @@ impl Adapter for BTreeTimer {
         key
     }
 
-    #[inline]
+    #[inline(always)]
     fn cancel(&mut self, key: (u64, u64)) -> bool {
         self.map.remove(&key).is_some()
     }
 
-    #[inline]
+    #[inline(always)]
     fn reset(&mut self, key: (u64, u64), deadline: u64, payload: u64) -> (u64, u64) {
         let payload = self.map.remove(&key).unwrap_or(payload);
         self.insert(deadline, payload)
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll(&mut self, now: u64) -> Option<u64> {
         let entry = self.map.first_entry()?;
         if entry.key().0 <= now {
@@ -51,7 +51,7 @@ impl Adapter for BTreeTimer {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn next_deadline(&mut self) -> Option<u64> {
         self.map.first_key_value().map(|(k, _)| k.0)
     }

@@ -53,25 +53,25 @@ impl Adapter for DelayQueueAdapter {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, deadline: u64, payload: u64) -> Key {
         self.queue
             .insert_at(payload, self.base + Duration::from_millis(deadline))
     }
 
-    #[inline]
+    #[inline(always)]
     fn cancel(&mut self, key: Key) -> bool {
         self.queue.try_remove(&key).is_some()
     }
 
-    #[inline]
+    #[inline(always)]
     fn reset(&mut self, key: Key, deadline: u64, _payload: u64) -> Key {
         self.queue
             .reset_at(&key, self.base + Duration::from_millis(deadline));
         key
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll(&mut self, now: u64) -> Option<u64> {
         if now > self.now {
             let step = Duration::from_millis(now - self.now);
@@ -85,7 +85,7 @@ impl Adapter for DelayQueueAdapter {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn next_deadline(&mut self) -> Option<u64> {
         let key = self.queue.peek()?;
         let at = self.queue.deadline(&key);
@@ -95,7 +95,7 @@ impl Adapter for DelayQueueAdapter {
     /// `poll_expired` only: in a tokio application the queue's own `Sleep`, registered with
     /// the runtime's timer, decides when the task wakes, so nobody asks the queue for its next
     /// deadline. (`peek` would walk a whole wheel slot: tens of µs at 100k timers.)
-    #[inline]
+    #[inline(always)]
     fn idle_turn(&mut self, now: u64) -> Option<u64> {
         std::hint::black_box(self.poll(now));
         None

@@ -50,7 +50,7 @@ impl Adapter for Floor {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, deadline: u64, payload: u64) -> (u32, u32) {
         self.len += 1;
         if self.free != NIL {
@@ -71,7 +71,7 @@ impl Adapter for Floor {
         ((self.slots.len() - 1) as u32, 0)
     }
 
-    #[inline]
+    #[inline(always)]
     fn cancel(&mut self, key: (u32, u32)) -> bool {
         let free = self.free;
         let Some(slot) = self.slot(key) else {
@@ -84,7 +84,7 @@ impl Adapter for Floor {
         true
     }
 
-    #[inline]
+    #[inline(always)]
     fn reset(&mut self, key: (u32, u32), deadline: u64, _payload: u64) -> (u32, u32) {
         if let Some(slot) = self.slot(key) {
             slot.deadline = deadline;
@@ -92,7 +92,7 @@ impl Adapter for Floor {
         key
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll(&mut self, _now: u64) -> Option<u64> {
         None
     }

@@ -106,7 +106,7 @@ impl Adapter for HhwtAdapter {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, deadline: u64, payload: u64) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
@@ -125,20 +125,20 @@ impl Adapter for HhwtAdapter {
         id
     }
 
-    #[inline]
+    #[inline(always)]
     fn cancel(&mut self, key: u64) -> bool {
         let cancelled = self.wheel.cancel(&key).is_ok();
         self.live -= usize::from(cancelled);
         cancelled
     }
 
-    #[inline]
+    #[inline(always)]
     fn reset(&mut self, key: u64, deadline: u64, payload: u64) -> u64 {
         self.cancel(key);
         self.insert(deadline, payload)
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll(&mut self, now: u64) -> Option<u64> {
         if self.ready.is_empty() {
             self.advance(now);
@@ -148,7 +148,7 @@ impl Adapter for HhwtAdapter {
         Some(payload)
     }
 
-    #[inline]
+    #[inline(always)]
     fn next_deadline(&mut self) -> Option<u64> {
         if !self.ready.is_empty() {
             return Some(self.now);

@@ -6,6 +6,9 @@
 //!   `reset` does what a user would: cancel, then insert a new timer, and returns the new key);
 //! - `with_capacity` reserves space where the structure offers it, so growth is not timed for
 //!   one structure and free for another more than the structure itself decides.
+//! - every operation is `#[inline(always)]`: an adapter is a shim the benchmark adds, so it must
+//!   not decide what gets inlined into the workload's loop. What a user's direct call would
+//!   inline is then decided by the structure's own code, for every structure alike.
 
 pub(crate) mod binary_heap;
 pub(crate) mod btree;
@@ -52,7 +55,7 @@ pub trait Adapter: Sized + std::fmt::Debug {
     ///
     /// By default `poll` + `next_deadline`. A structure whose runtime already tracks its next
     /// wake-up (tokio's `DelayQueue`) overrides this with what its users actually call.
-    #[inline]
+    #[inline(always)]
     fn idle_turn(&mut self, now: u64) -> Option<u64> {
         std::hint::black_box(self.poll(now));
         self.next_deadline()

@@ -47,7 +47,7 @@ impl<X: TwKind> Adapter for Tw<X> {
         Self(X::from_options(Options::new().preallocate(capacity)).expect("valid options"))
     }
 
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, deadline: u64, payload: u64) -> TimerKey {
         match self.0.insert(deadline, payload) {
             Ok(key) => key,
@@ -55,23 +55,23 @@ impl<X: TwKind> Adapter for Tw<X> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn cancel(&mut self, key: TimerKey) -> bool {
         self.0.cancel(key).is_some()
     }
 
-    #[inline]
+    #[inline(always)]
     fn reset(&mut self, key: TimerKey, deadline: u64, _payload: u64) -> TimerKey {
         let _ = self.0.reset(key, deadline);
         key
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll(&mut self, now: u64) -> Option<u64> {
         self.0.poll(now).map(|e| e.payload)
     }
 
-    #[inline]
+    #[inline(always)]
     fn next_deadline(&mut self) -> Option<u64> {
         self.0.next_deadline()
     }

@@ -18,30 +18,30 @@ impl Adapter for TimerQueueAdapter {
         Self(TimerQueue::with_capacity(capacity))
     }
 
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, deadline: u64, payload: u64) -> Timer {
         self.0.insert(deadline, payload)
     }
 
-    #[inline]
+    #[inline(always)]
     fn cancel(&mut self, key: Timer) -> bool {
         // `remove` panics on a stale handle; the workloads only cancel pending timers.
         self.0.remove(key);
         true
     }
 
-    #[inline]
+    #[inline(always)]
     fn reset(&mut self, key: Timer, deadline: u64, _payload: u64) -> Timer {
         self.0.reset(key, deadline);
         key
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll(&mut self, now: u64) -> Option<u64> {
         self.0.poll(now)
     }
 
-    #[inline]
+    #[inline(always)]
     fn next_deadline(&mut self) -> Option<u64> {
         self.0.next_timeout()
     }

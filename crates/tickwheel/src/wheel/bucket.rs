@@ -162,19 +162,26 @@ impl Chunks {
     #[inline(always)]
     pub(crate) fn push(&mut self, b: &mut Bucket, r: Ref) {
         if b.fill as usize == CHUNK {
-            let c = self.alloc();
-            if b.tail == NIL {
-                b.head = c;
-                b.pos = 0;
-            } else {
-                self.next[b.tail as usize] = c;
-            }
-            b.tail = c;
-            b.fill = 0;
+            self.add_chunk(b);
         }
         self.refs[b.tail as usize * CHUNK + b.fill as usize] = r;
         b.fill += 1;
         b.len += 1;
+    }
+
+    /// Gives a bucket whose tail chunk is full (or which has none) a new, empty tail chunk:
+    /// once per [`CHUNK`] pushes, so out of line, which keeps the push small enough to inline.
+    #[inline(never)]
+    fn add_chunk(&mut self, b: &mut Bucket) {
+        let c = self.alloc();
+        if b.tail == NIL {
+            b.head = c;
+            b.pos = 0;
+        } else {
+            self.next[b.tail as usize] = c;
+        }
+        b.tail = c;
+        b.fill = 0;
     }
 
     /// The references left in a bucket's first chunk when its cursor is at the start of that

@@ -336,6 +336,31 @@ impl<T> HierarchicalWheel<T> {
         Ok(())
     }
 
+    /// [`Timer::insert`] in every case: renumbering, a deferred batch, a compaction, the
+    /// ready bucket and the ordered stores.
+    #[inline(never)]
+    fn insert_anywhere(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
+        if self.seq >= SEQ_LIMIT {
+            self.renumber();
+        }
+        let seq = self.seq;
+        let entry = Stamped::new(deadline, payload, seq);
+        // The slab refuses at capacity; a refused insert takes no seq.
+        match self.slab.insert(entry) {
+            Ok(key) => {
+                self.seq += 1;
+                self.maybe_compact();
+                self.place_in_turn(key.index, deadline, seq);
+                self.stats.inserted += 1;
+                Ok(key)
+            }
+            Err(entry) => {
+                self.stats.rejected += 1;
+                Err(InsertError::Full(entry.payload))
+            }
+        }
+    }
+
     /// Pushes every deferred placement, in order, before anything reads the buckets or moves
     /// the cursor. The cursor has not moved since they were deferred, so each still belongs in
     /// the levels; a dead one (its timer cancelled or reset since) is pushed too and dropped
@@ -709,19 +734,37 @@ impl<T> FromOptions for HierarchicalWheel<T> {
 }
 
 impl<T> Timer<T> for HierarchicalWheel<T> {
-    #[inline]
+    // Inlined into the caller with one test for every uncommon case (renumbering, a deferred
+    // batch to queue behind, a compaction due, a deadline outside the levels), which the out of
+    // line `insert_anywhere` handles. The compaction test is `maybe_compact`'s, made with the
+    // pending count from before this insert, so a few more inserts take the long way and none
+    // skips a compaction. Inlined, the `insert` workload measured about 18 %
+    // faster (`docs/bench-profile.md`).
+    #[inline(always)]
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
-        if self.seq >= SEQ_LIMIT {
-            self.renumber();
-        }
         let seq = self.seq;
-        let entry = Stamped::new(deadline, payload, seq);
-        // The slab refuses at capacity; a refused insert takes no seq.
-        match self.slab.insert(entry) {
+        if seq >= SEQ_LIMIT
+            || self.deferred_len != 0
+            || !in_levels(self.elapsed, deadline)
+            || self.refs >= COMPACT_RATIO * self.slab.len() + COMPACT_SLACK
+        {
+            return self.insert_anywhere(deadline, payload);
+        }
+        match self.slab.insert(Stamped::new(deadline, payload, seq)) {
             Ok(key) => {
-                self.seq += 1;
-                self.maybe_compact();
-                self.place_in_turn(key.index, deadline, seq);
+                self.seq = seq + 1;
+                if deadline < self.hint {
+                    self.hint = deadline;
+                }
+                let level = level_for(self.elapsed, deadline);
+                let r = Ref {
+                    index: key.index,
+                    seq,
+                    low: deadline as u32,
+                };
+                self.levels
+                    .push(&mut self.chunks, level, slot_for(deadline, level), r);
+                self.refs += 1;
                 self.stats.inserted += 1;
                 Ok(key)
             }

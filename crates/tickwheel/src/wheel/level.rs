@@ -139,7 +139,10 @@ impl Levels {
     #[inline(always)]
     pub(crate) fn push(&mut self, chunks: &mut Chunks, level: usize, slot: usize, r: Ref) {
         chunks.push(&mut self.slots[level][slot], r);
-        self.occupied[level] |= 1 << slot;
+        // Usually set already; testing first saves a store.
+        if self.occupied[level] & (1 << slot) == 0 {
+            self.occupied[level] |= 1 << slot;
+        }
     }
 
     /// The occupied slots holding more than `min_len` references, one word per level.
