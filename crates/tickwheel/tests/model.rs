@@ -307,6 +307,12 @@ fn run(start: Tick, capacity: Option<usize>, ops: &[Op]) -> Result<(), TestCaseE
         for s in &subjects {
             s.timer.check_invariants();
             prop_assert_eq!(s.timer.len(), model.pending.len(), "{} len", s.timer.name());
+            prop_assert_eq!(
+                s.timer.stats().inserted,
+                ids.len() as u64,
+                "{} counts accepted inserts",
+                s.timer.name()
+            );
             for (id, &(deadline, _)) in &model.pending {
                 let key = s.keys[id];
                 prop_assert_eq!(
