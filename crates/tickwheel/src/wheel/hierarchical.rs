@@ -263,22 +263,59 @@ impl<T> HierarchicalWheel<T> {
     /// path saves no registers for them.
     #[inline(always)]
     fn place(&mut self, index: u32, deadline: Tick, seq: u32) {
+        self.lower_hint(deadline);
+        if in_levels(self.elapsed, deadline) {
+            self.push_to_levels(index, deadline, seq);
+        } else if deadline == self.elapsed {
+            let r = Ref {
+                index,
+                seq,
+                low: deadline as u32,
+            };
+            self.chunks.push(&mut self.ready, r);
+            self.refs += 1;
+        } else {
+            self.place_ordered(index, deadline, seq);
+        }
+    }
+
+    /// Pushes a reference into the level slot its deadline picks; the caller checked that the
+    /// deadline is in the levels and lowered `hint`.
+    #[inline(always)]
+    fn push_to_levels(&mut self, index: u32, deadline: Tick, seq: u32) {
+        let level = level_for(self.elapsed, deadline);
         let r = Ref {
             index,
             seq,
             low: deadline as u32,
         };
-        self.hint = self.hint.min(deadline);
-        if in_levels(self.elapsed, deadline) {
-            let level = level_for(self.elapsed, deadline);
-            self.levels
-                .push(&mut self.chunks, level, slot_for(deadline, level), r);
-            self.refs += 1;
-        } else if deadline == self.elapsed {
-            self.chunks.push(&mut self.ready, r);
-            self.refs += 1;
-        } else {
-            self.place_ordered(index, deadline, seq);
+        self.levels
+            .push(&mut self.chunks, level, slot_for(deadline, level), r);
+        self.refs += 1;
+    }
+
+    /// Keeps `hint` at most every pending deadline. Written only when it falls, which is
+    /// rare once a wheel holds timers.
+    #[inline(always)]
+    fn lower_hint(&mut self, deadline: Tick) {
+        if deadline < self.hint {
+            self.hint = deadline;
+        }
+    }
+
+    /// Puts a new timer in the slab with order `seq`, which it then consumes; a refused
+    /// insert takes no seq.
+    #[inline(always)]
+    fn store(&mut self, deadline: Tick, payload: T, seq: u32) -> Result<TimerKey, InsertError<T>> {
+        match self.slab.insert(Stamped::new(deadline, payload, seq)) {
+            Ok(key) => {
+                self.seq = seq + 1;
+                Ok(key)
+            }
+            Err(entry) => {
+                self.stats.rejected += 1;
+                Err(InsertError::Full(entry.payload))
+            }
         }
     }
 
@@ -300,7 +337,7 @@ impl<T> HierarchicalWheel<T> {
     /// reach the next operations' misses and overlap them.
     #[inline(always)]
     fn defer(&mut self, index: u32, deadline: Tick, seq: u32) {
-        self.hint = self.hint.min(deadline);
+        self.lower_hint(deadline);
         let n = self.deferred_len;
         self.deferred[n % DEFERRED] = Deferred {
             index,
@@ -344,20 +381,10 @@ impl<T> HierarchicalWheel<T> {
             self.renumber();
         }
         let seq = self.seq;
-        let entry = Stamped::new(deadline, payload, seq);
-        // The slab refuses at capacity; a refused insert takes no seq.
-        match self.slab.insert(entry) {
-            Ok(key) => {
-                self.seq += 1;
-                self.maybe_compact();
-                self.place_in_turn(key.index, deadline, seq);
-                Ok(key)
-            }
-            Err(entry) => {
-                self.stats.rejected += 1;
-                Err(InsertError::Full(entry.payload))
-            }
-        }
+        let key = self.store(deadline, payload, seq)?;
+        self.maybe_compact();
+        self.place_in_turn(key.index, deadline, seq);
+        Ok(key)
     }
 
     /// Pushes every deferred placement, in order, before anything reads the buckets or moves
@@ -749,28 +776,10 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         {
             return self.insert_anywhere(deadline, payload);
         }
-        match self.slab.insert(Stamped::new(deadline, payload, seq)) {
-            Ok(key) => {
-                self.seq = seq + 1;
-                if deadline < self.hint {
-                    self.hint = deadline;
-                }
-                let level = level_for(self.elapsed, deadline);
-                let r = Ref {
-                    index: key.index,
-                    seq,
-                    low: deadline as u32,
-                };
-                self.levels
-                    .push(&mut self.chunks, level, slot_for(deadline, level), r);
-                self.refs += 1;
-                Ok(key)
-            }
-            Err(entry) => {
-                self.stats.rejected += 1;
-                Err(InsertError::Full(entry.payload))
-            }
-        }
+        let key = self.store(deadline, payload, seq)?;
+        self.lower_hint(deadline);
+        self.push_to_levels(key.index, deadline, seq);
+        Ok(key)
     }
 
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
