@@ -402,7 +402,8 @@ impl<T> HierarchicalWheel<T> {
             elapsed,
             ..
         } = self;
-        // `defer` lowered `hint` already.
+        // `defer` lowered `hint` already. The loop is `push_to_levels` over the batch, written
+        // on split borrows so that it reads the batch in place; the count is added once.
         for d in &deferred[..n] {
             debug_assert!(in_levels(*elapsed, d.deadline));
             let level = level_for(*elapsed, d.deadline);
@@ -457,9 +458,16 @@ impl<T> HierarchicalWheel<T> {
     /// all cancelled is dropped or reused without ever reading their dead references.)
     #[inline(always)]
     fn maybe_compact(&mut self) {
-        if self.refs > COMPACT_RATIO * self.slab.len() + COMPACT_SLACK {
+        if self.refs > self.refs_bound() {
             self.compact();
         }
+    }
+
+    /// The most references a push may find in the buckets without compacting first:
+    /// [`COMPACT_RATIO`] times the pending timers, plus [`COMPACT_SLACK`].
+    #[inline(always)]
+    fn refs_bound(&self) -> usize {
+        COMPACT_RATIO * self.slab.len() + COMPACT_SLACK
     }
 
     /// Drops dead references where they gather first, then everywhere if that was not enough:
@@ -772,7 +780,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         if seq >= SEQ_LIMIT
             || self.deferred_len != 0
             || !in_levels(self.elapsed, deadline)
-            || self.refs >= COMPACT_RATIO * self.slab.len() + COMPACT_SLACK
+            || self.refs >= self.refs_bound()
         {
             return self.insert_anywhere(deadline, payload);
         }
@@ -1113,7 +1121,7 @@ mod tests {
         }
         assert_eq!(fired, 1_000);
         assert_eq!(wheel.stats().compactions, before, "fires compact nothing");
-        assert!(wheel.refs > COMPACT_RATIO * wheel.len() + COMPACT_SLACK);
+        assert!(wheel.refs > wheel.refs_bound());
         let chunks = wheel.chunks.allocated_bytes();
         let key = wheel.insert(60_000, 7).unwrap();
         wheel.check_invariants();
