@@ -158,12 +158,27 @@ impl Chunks {
         self.free = c;
     }
 
+    /// Whether a push to this bucket would take a new chunk (its tail chunk is full, or it has
+    /// none): the one place the arena may grow.
+    #[inline(always)]
+    pub(crate) fn push_needs_chunk(b: &Bucket) -> bool {
+        b.fill as usize == CHUNK
+    }
+
     /// Appends a reference to a bucket.
     #[inline(always)]
     pub(crate) fn push(&mut self, b: &mut Bucket, r: Ref) {
-        if b.fill as usize == CHUNK {
+        if Self::push_needs_chunk(b) {
             self.add_chunk(b);
         }
+        self.push_to_tail(b, r);
+    }
+
+    /// Appends a reference to a bucket whose tail chunk has room (the caller checked
+    /// [`push_needs_chunk`](Self::push_needs_chunk)).
+    #[inline(always)]
+    pub(crate) fn push_to_tail(&mut self, b: &mut Bucket, r: Ref) {
+        debug_assert!(!Self::push_needs_chunk(b));
         self.refs[b.tail as usize * CHUNK + b.fill as usize] = r;
         b.fill += 1;
         b.len += 1;

@@ -26,23 +26,29 @@
 //! in first-in first-out order, so that slot is marked unsorted; the mark travels down with
 //! cascades, and a marked level-0 slot is sorted by `seq` when it comes due.
 //!
-//! Any other `reset` does not push at once either: a placement into the levels waits in a
-//! small batch (up to 32) and the batch is pushed in order when it is full or before anything reads the buckets
-//! or moves the cursor. At a million timers a reset's one slab access usually misses; keeping
-//! the push out of that path leaves few enough instructions after the miss for the CPU to start
-//! the next resets' misses under it (see `docs/bench-profile.md`).
+//! Any other `reset` does not push at once either: its placement into the levels waits in the
+//! [`nursery`](super::nursery), a ring of placements in `seq` order, pushed 32 at a time. At a
+//! million timers a reset's one slab access usually misses; keeping the push out of that path
+//! leaves few enough instructions after the miss for the CPU to start the next resets' misses
+//! under it (see `docs/bench-profile.md`). Inserts queue behind a non-empty nursery, and once
+//! a compaction shows that dead references pile up, the nursery holds inserts too (up to 1024
+//! placements, the older half pushed when full) for as long as at least a quarter of what it
+//! pushes has died meanwhile: a request timeout cancelled within a few hundred operations then
+//! never reaches a bucket, so it leaves no dead reference for a compaction to read.
 //!
 //! # Invariants
 //! - Every pending timer has exactly one live reference, in the place its deadline and
 //!   `elapsed` determine: the overdue store (`deadline < elapsed`), the ready bucket
 //!   (`deadline == elapsed`), level `level_for(elapsed, d)` slot `slot_for(d, level)`, or the
 //!   overflow. The two ordered stores are keyed by `(deadline, seq)` and removed from eagerly;
-//!   buckets keep dead references, counted (see [`bucket`](super::bucket)); every push finds
-//!   them within three times the pending timers (plus a slack), compacting first if it must,
-//!   while cancels and fires leave them where they lie. A reference bound
-//!   for a level slot may still wait in the deferred batch, which holds only such placements,
-//!   in `seq` order, behind every reference already pushed; while it is non-empty, every
-//!   placement into the levels joins it, and it is empty whenever the cursor moves.
+//!   buckets keep dead references, counted (see [`bucket`](super::bucket)); every push that
+//!   takes a new chunk (the only way the arena grows) finds them within three times the
+//!   pending timers (plus a slack), compacting first if it must, while cancels and fires leave
+//!   them where they lie. A placement bound for a level slot may still wait in the nursery,
+//!   which holds only such placements, in `seq` order, behind every reference already pushed;
+//!   while it is non-empty, every placement into the levels joins it. Every deadline it holds
+//!   is after `elapsed`: `poll` pushes them all before the cursor could reach one. A timer
+//!   whose placement it holds is never moved in place.
 //! - A timer moved in place has its one live reference (its home) in a slot of level 1 or
 //!   higher whose moved mark is set, at or before its deadline ([`moved`](super::moved)).
 //! - A level's occupancy bit is set iff its slot's bucket holds any reference.
@@ -57,12 +63,12 @@
 //! # Costs
 //! | operation | cost |
 //! |---|---|
-//! | insert | O(1) amortised: a few bit operations and a push at the end of a slot's vector (a push may compact first: amortised O(1) per dead reference it drops) |
-//! | cancel, reset | O(1) amortised: the timer's own entry, a counter, and (reset) a deferred push, or for a later deadline nothing more; overdue or overflow: O(log n) |
+//! | insert | O(1) amortised: a few bit operations and a push at the end of a slot's vector, or into the nursery and later (if still pending) from there (a push that takes a chunk may compact first: amortised O(1) per dead reference it drops) |
+//! | cancel, reset | O(1) amortised: the timer's own entry, a counter, and (reset) a push into the nursery, or for a later deadline nothing more; overdue or overflow: O(log n) |
 //! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once; a marked level-1 slot reads one entry per reference (coarser marked slots carry theirs down unread); a slot marked unsorted is sorted (O(k log k)) |
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
-//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn: the arena grows only for a push that found them within that) + `Vec` growth; 12 KiB of buckets per wheel |
+//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn: the arena grows only for a push that found them within that) + `Vec` growth; 12 KiB of buckets and a 16 KiB nursery per wheel |
 //!
 //! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
 //! and Varghese & Lauck's hierarchical scheme 7; lazy deletion as in asyncio's heap.
@@ -73,8 +79,9 @@ use alloc::vec::Vec;
 use super::bucket::{Bucket, Chunks, Ref, CHUNK};
 use super::level::{in_levels, level_for, slot_for, span_end, span_start, Levels, LEVELS, SLOTS};
 use super::moved::{self, is_moved, MOVED};
+use super::nursery::{Nursery, Placement, TAKE};
 use crate::slab::Slab;
-use crate::stamped::Stamped;
+use crate::stamped::{self, Stamped};
 use crate::{
     ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
     TimerKey,
@@ -91,7 +98,7 @@ fn in_ordered_store(elapsed: Tick, deadline: Tick) -> bool {
     deadline != elapsed && !in_levels(elapsed, deadline)
 }
 
-/// A push that finds the references above `COMPACT_RATIO` times the pending timers (plus
+/// A push that takes a new chunk and finds the references above `COMPACT_RATIO` times the pending timers (plus
 /// [`COMPACT_SLACK`]) compacts the buckets first. A compaction that reads every reference's
 /// entry, live or dead, costs `r / (r - 1)` slab reads per dead reference it drops: 2 at a
 /// ratio of 2, 1.5 at 3 (one that finds the dead gathered in a few slots reads little more
@@ -103,20 +110,9 @@ const COMPACT_RATIO: usize = 3;
 /// Dead references tolerated beyond the live ones before the buckets are compacted.
 const COMPACT_SLACK: usize = 64;
 
-/// Placements into the levels held back at most, then pushed together.
-const DEFERRED: usize = 32;
-
 /// Seqs stay below this; the next insert or reset renumbers. Above it is the
 /// [`MOVED`] bit.
 const SEQ_LIMIT: u32 = MOVED - 1;
-
-/// A placement into the levels not pushed yet.
-#[derive(Clone, Copy, Debug, Default)]
-struct Deferred {
-    index: u32,
-    seq: u32,
-    deadline: Tick,
-}
 
 /// A hierarchical timing wheel. See the module docs for the design and costs.
 ///
@@ -156,9 +152,8 @@ pub struct HierarchicalWheel<T> {
     hint: Tick,
     /// Next insertion sequence number (see the invariants).
     seq: u32,
-    /// Placements into the levels not pushed yet (the first `deferred_len`), in `seq` order.
-    deferred: [Deferred; DEFERRED],
-    deferred_len: usize,
+    /// Placements into the levels not pushed yet, in `seq` order.
+    nursery: Nursery,
     /// The ready bucket received a timer moved in place during a cascade and must be sorted
     /// by `seq` before it hands anything out.
     ready_unsorted: bool,
@@ -195,8 +190,7 @@ impl<T> HierarchicalWheel<T> {
             now: options.start,
             hint: Tick::MAX,
             seq: 0,
-            deferred: [Deferred::default(); DEFERRED],
-            deferred_len: 0,
+            nursery: Nursery::new(),
             ready_unsorted: false,
             scratch: Vec::new(),
             stats: Stats::default(),
@@ -208,10 +202,10 @@ impl<T> HierarchicalWheel<T> {
     fn all_indices(&self) -> Vec<u32> {
         let mut out: Vec<u32> = self.overdue.values().copied().collect();
         out.extend(
-            self.deferred[..self.deferred_len]
+            self.nursery
                 .iter()
-                .filter(|d| moved::is_live(&self.slab, d.index, d.seq))
-                .map(|d| d.index),
+                .filter(|p| stamped::is_live(&self.slab, p.index, p.seq))
+                .map(|p| p.index),
         );
         let live = |b: &Bucket| self.chunks.collect_live(b, &self.slab);
         out.extend(live(&self.ready).iter().map(|r| r.index));
@@ -231,7 +225,7 @@ impl<T> HierarchicalWheel<T> {
 
     /// Forgets every place (the slab keeps the timers), keeping allocations.
     fn clear_places(&mut self) {
-        self.deferred_len = 0;
+        self.nursery.clear();
         self.ready_unsorted = false;
         self.levels.clear();
         self.ready = Bucket::EMPTY;
@@ -245,7 +239,7 @@ impl<T> HierarchicalWheel<T> {
     /// drops every dead reference), once per 2^32 inserts and resets.
     #[cold]
     fn renumber(&mut self) {
-        // The firing order takes the deferred batch's live placements in too.
+        // The firing order takes the nursery's live placements in too.
         let order = self.firing_order();
         self.clear_places();
         for (n, &index) in order.iter().enumerate() {
@@ -272,6 +266,9 @@ impl<T> HierarchicalWheel<T> {
                 seq,
                 low: deadline as u32,
             };
+            if Chunks::push_needs_chunk(&self.ready) {
+                self.maybe_compact();
+            }
             self.chunks.push(&mut self.ready, r);
             self.refs += 1;
         } else {
@@ -284,14 +281,41 @@ impl<T> HierarchicalWheel<T> {
     #[inline(always)]
     fn push_to_levels(&mut self, index: u32, deadline: Tick, seq: u32) {
         let level = level_for(self.elapsed, deadline);
+        let slot = slot_for(deadline, level);
+        // The reference is built in each branch: one shared value passed to the call below
+        // went through the stack and stalled the fast path's store on reading it back.
+        if Chunks::push_needs_chunk(self.levels.bucket(level, slot)) {
+            self.push_to_new_chunk(level, slot, index, deadline, seq);
+        } else {
+            let r = Ref {
+                index,
+                seq,
+                low: deadline as u32,
+            };
+            self.levels.push_to_tail(&mut self.chunks, level, slot, r);
+        }
+        self.refs += 1;
+    }
+
+    /// [`push_to_levels`](Self::push_to_levels) into a slot that needs a new chunk, the one
+    /// place the arena may grow: compacts first if the references are above the bound. Once
+    /// per [`CHUNK`] pushes into a slot, so out of line, which keeps the push's registers free.
+    #[inline(never)]
+    fn push_to_new_chunk(
+        &mut self,
+        level: usize,
+        slot: usize,
+        index: u32,
+        deadline: Tick,
+        seq: u32,
+    ) {
+        self.maybe_compact();
         let r = Ref {
             index,
             seq,
             low: deadline as u32,
         };
-        self.levels
-            .push(&mut self.chunks, level, slot_for(deadline, level), r);
-        self.refs += 1;
+        self.levels.push(&mut self.chunks, level, slot, r);
     }
 
     /// Keeps `hint` at most every pending deadline. Written only when it falls, which is
@@ -319,34 +343,34 @@ impl<T> HierarchicalWheel<T> {
         }
     }
 
-    /// [`place`](Self::place) in turn: a placement into the levels queues behind the deferred
-    /// ones when there are any, so equal deadlines keep their `seq` order.
+    /// [`place`](Self::place) for an insert or a reset: a placement into the levels goes to
+    /// the nursery when that holds inserts or anything at all (behind every placement made
+    /// before it).
     #[inline(always)]
     fn place_in_turn(&mut self, index: u32, deadline: Tick, seq: u32) {
-        if self.deferred_len != 0 && in_levels(self.elapsed, deadline) {
+        if self.nursery.must_queue() && in_levels(self.elapsed, deadline) {
             self.defer(index, deadline, seq);
         } else {
             self.place(index, deadline, seq);
         }
     }
 
-    /// Holds back a placement into the levels (the caller checked the deadline is there) until
-    /// [`DEFERRED`] have gathered or the buckets are read. `reset` defers every such placement:
+    /// Records a placement into the levels (the caller checked the deadline is there) in the
+    /// nursery, and makes room if that filled it, so the nursery is never full between
+    /// operations. Besides sparing a timer cancelled soon its push, this keeps `reset` short:
     /// its slab access is the one likely to miss, and with the push (level, slot, chunk
     /// bookkeeping) moved out of it, the few instructions left let the out-of-order window
     /// reach the next operations' misses and overlap them.
     #[inline(always)]
     fn defer(&mut self, index: u32, deadline: Tick, seq: u32) {
         self.lower_hint(deadline);
-        let n = self.deferred_len;
-        self.deferred[n % DEFERRED] = Deferred {
+        self.nursery.push(Placement {
             index,
             seq,
             deadline,
-        };
-        self.deferred_len = n + 1;
-        if n + 1 == DEFERRED {
-            self.flush();
+        });
+        if self.nursery.is_full() {
+            self.make_room();
         }
     }
 
@@ -368,7 +392,6 @@ impl<T> HierarchicalWheel<T> {
         if let Some((old, old_seq)) = old {
             self.unplace(key.index, old, old_seq);
         }
-        self.maybe_compact();
         self.place_in_turn(key.index, deadline, seq);
         Ok(())
     }
@@ -382,39 +405,54 @@ impl<T> HierarchicalWheel<T> {
         }
         let seq = self.seq;
         let key = self.store(deadline, payload, seq)?;
-        self.maybe_compact();
         self.place_in_turn(key.index, deadline, seq);
         Ok(key)
     }
 
-    /// Pushes every deferred placement, in order, before anything reads the buckets or moves
-    /// the cursor. The cursor has not moved since they were deferred, so each still belongs in
-    /// the levels; a dead one (its timer cancelled or reset since) is pushed too and dropped
-    /// like any dead reference.
+    /// Empties a full nursery enough for more placements. One holding inserts pushes its
+    /// older half, and stops holding inserts if fewer than a quarter of those had died (the
+    /// compaction that started it was not caused by young cancels); one holding a batch of
+    /// resets pushes it all, so that inserts stop queueing behind it.
     #[inline(never)]
-    fn flush(&mut self) {
-        self.maybe_compact();
-        let n = core::mem::take(&mut self.deferred_len);
-        let Self {
-            deferred,
-            levels,
-            chunks,
-            elapsed,
-            ..
-        } = self;
-        // `defer` lowered `hint` already. The loop is `push_to_levels` over the batch, written
-        // on split borrows so that it reads the batch in place; the count is added once.
-        for d in &deferred[..n] {
-            debug_assert!(in_levels(*elapsed, d.deadline));
-            let level = level_for(*elapsed, d.deadline);
-            let r = Ref {
-                index: d.index,
-                seq: d.seq,
-                low: d.deadline as u32,
-            };
-            levels.push(chunks, level, slot_for(d.deadline, level), r);
+    fn make_room(&mut self) {
+        if self.nursery.holds_inserts() {
+            let half = self.nursery.capacity() / 2;
+            let dead = self.flush(half);
+            if 4 * dead >= half {
+                return;
+            }
+            self.nursery.set_holds_inserts(false);
         }
-        self.refs += n;
+        self.flush(self.nursery.len());
+    }
+
+    /// Pushes the `n` oldest placements of the nursery (at most all it holds) into their
+    /// slots, in order, and drops the dead ones (their timers were cancelled or reset since);
+    /// returns how many were dead. The cursor has not reached any of their deadlines (`poll`
+    /// pushes them all first), so each live one still belongs in the levels, where the current
+    /// cursor puts it.
+    #[inline(never)]
+    fn flush(&mut self, n: usize) -> usize {
+        let mut dead = 0;
+        let mut left = n;
+        let mut batch = [Placement::default(); TAKE];
+        while left > 0 {
+            let k = self.nursery.take_oldest(left, &mut batch);
+            if k == 0 {
+                break;
+            }
+            left -= k;
+            for p in &batch[..k] {
+                if !stamped::is_live(&self.slab, p.index, p.seq) {
+                    dead += 1;
+                    continue;
+                }
+                debug_assert!(in_levels(self.elapsed, p.deadline));
+                self.push_to_levels(p.index, p.deadline, p.seq);
+            }
+        }
+        self.stats.stale_skipped += dead as u64;
+        dead
     }
 
     /// [`place`](Self::place) for a deadline behind the cursor or beyond the top level.
@@ -450,12 +488,13 @@ impl<T> HierarchicalWheel<T> {
         debug_assert_eq!(removed, Some(index), "ordered store lost a timer");
     }
 
-    /// Called before every push that adds references (insert, reset, the deferred batch), and
-    /// only there: compacts when references exceed [`COMPACT_RATIO`] times the pending timers
-    /// (plus [`COMPACT_SLACK`]). A cancel or a fire only turns a reference dead where it lies,
-    /// in a chunk that is already allocated; what dead references would cost is growth of the
-    /// arena, and only a push grows it, so the check waits for one. (A wheel whose timers are
-    /// all cancelled is dropped or reused without ever reading their dead references.)
+    /// Called before every push that takes a new chunk, and only there: compacts when
+    /// references exceed [`COMPACT_RATIO`] times the pending timers (plus [`COMPACT_SLACK`]).
+    /// A cancel or a fire only turns a reference dead where it lies, in a chunk that is already
+    /// allocated; what dead references would cost is growth of the arena, and only a push into
+    /// a full chunk grows it, so the check waits for one, once per [`CHUNK`] pushes into a
+    /// slot rather than on every insert. (A wheel whose timers are all cancelled is dropped or
+    /// reused without ever reading their dead references.)
     #[inline(always)]
     fn maybe_compact(&mut self) {
         if self.refs > self.refs_bound() {
@@ -495,6 +534,9 @@ impl<T> HierarchicalWheel<T> {
         }
         self.refs -= dropped;
         self.stats.compactions += 1;
+        // Dead references piled up: see whether holding inserts in the nursery would have
+        // spared them (`make_room` decides after one round).
+        self.nursery.set_holds_inserts(true);
         self.stats.stale_skipped += dropped as u64;
     }
 
@@ -720,10 +762,12 @@ impl<T> HierarchicalWheel<T> {
     /// [`poll`](Timer::poll) past the idle check: fires, cascades, or moves the cursor.
     #[inline(never)]
     fn poll_due(&mut self) -> Option<Expired<T>> {
-        if self.deferred_len != 0 {
-            self.flush();
-        }
         let now = self.now;
+        if self.nursery.min() <= now {
+            // The cursor could reach a placement not pushed yet: push them all. Otherwise they
+            // wait, which neither hides a due timer nor misplaces one (see `nursery`).
+            self.flush(usize::MAX);
+        }
         loop {
             if let Some(expired) = self.pop_due() {
                 self.stats.fired += 1;
@@ -741,13 +785,14 @@ impl<T> HierarchicalWheel<T> {
         }
         // Nothing is due by `now`. The earliest slot's start stays the same when the cursor
         // moves up to `now` (no slot boundary is crossed before it).
-        self.hint = match self.next_slot() {
+        let placed = match self.next_slot() {
             Some((_, _, start)) => start,
             None => self
                 .overflow
                 .first_key_value()
                 .map_or(Tick::MAX, |(&(d, _), _)| d),
         };
+        self.hint = placed.min(self.nursery.min());
         // Bring the cursor up so later inserts land on fine levels.
         self.advance_to(now);
         None
@@ -768,28 +813,29 @@ impl<T> FromOptions for HierarchicalWheel<T> {
 }
 
 impl<T> Timer<T> for HierarchicalWheel<T> {
-    // Inlined into the caller with one test for every uncommon case (renumbering, a deferred
-    // batch to queue behind, a compaction due, a deadline outside the levels), which the out of
-    // line `insert_anywhere` handles. The compaction test is `maybe_compact`'s, made with the
-    // pending count from before this insert, so a few more inserts take the long way and none
-    // skips a compaction. Inlined, the `insert` workload measured about 18 %
-    // faster (`docs/bench-profile.md`).
+    // Inlined into the caller with one test for the uncommon cases (renumbering, a deadline
+    // outside the levels), which the out of line `insert_anywhere` handles. Inlined, the
+    // `insert` workload measured about 18 % faster (`docs/bench-profile.md`).
     #[inline(always)]
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
         let seq = self.seq;
-        if seq >= SEQ_LIMIT
-            || self.deferred_len != 0
-            || !in_levels(self.elapsed, deadline)
-            || self.refs >= self.refs_bound()
-        {
+        if seq >= SEQ_LIMIT || !in_levels(self.elapsed, deadline) {
             return self.insert_anywhere(deadline, payload);
         }
         let key = self.store(deadline, payload, seq)?;
-        self.lower_hint(deadline);
-        self.push_to_levels(key.index, deadline, seq);
+        if self.nursery.must_queue() {
+            // Behind the placements held, or held itself while young timers die in numbers.
+            self.defer(key.index, deadline, seq);
+        } else {
+            self.lower_hint(deadline);
+            self.push_to_levels(key.index, deadline, seq);
+        }
         Ok(key)
     }
 
+    // Inlined into the caller, like `insert` and `reset`: a few loads and stores around the
+    // one slab access, which then overlaps with the caller's next operations.
+    #[inline(always)]
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
         // The reference goes dead where it lies; the next push compacts if it must.
         let entry = self.slab.remove(key)?;
@@ -838,6 +884,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         if deadline >= old
             && (1..LEVELS - 1).contains(&level)
             && moved::encodable(elapsed, deadline)
+            && !self.nursery.may_hold(e.seq)
         {
             // Later, from a slot that cascades below the top level: the reference stays where
             // it is, as the home, and the cascade of that slot places the timer (see `moved`).
@@ -908,7 +955,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     }
 
     fn drain(&mut self) -> Vec<Expired<T>> {
-        // The firing order takes the deferred batch's live placements in too.
+        // The firing order takes the nursery's live placements in too.
         let order = self.firing_order();
         for &index in &order {
             moved::settle(self.slab.at_mut(index), self.elapsed);
@@ -926,6 +973,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             + self.scratch.capacity() * core::mem::size_of::<Ref>()
             + self.levels.allocated_bytes()
             + self.chunks.allocated_bytes()
+            + self.nursery.allocated_bytes()
             + ordered
     }
 
@@ -1027,21 +1075,36 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             );
             assert!(self.hint <= d, "hint {} above deadline {d}", self.hint);
         }
-        assert!(self.deferred_len < DEFERRED, "a full batch was not pushed");
-        let deferred = &self.deferred[..self.deferred_len];
-        for d in deferred {
+        assert!(
+            self.nursery.len() <= self.nursery.capacity(),
+            "nursery overfull"
+        );
+        let held: Vec<Placement> = self.nursery.iter().collect();
+        for p in &held {
             assert!(
-                in_levels(self.elapsed, d.deadline),
-                "deferred placement {} outside the levels",
-                d.deadline
+                self.nursery.min() <= p.deadline,
+                "nursery bound above a deadline held"
             );
-            assert!(self.hint <= d.deadline, "hint above a deferred deadline");
+            assert!(p.seq < self.seq, "nursery placement from the future");
+            if stamped::is_live(&self.slab, p.index, p.seq) {
+                assert!(
+                    in_levels(self.elapsed, p.deadline),
+                    "nursery placement {} outside the levels",
+                    p.deadline
+                );
+                assert_eq!(self.slab.at(p.index).deadline, p.deadline);
+                assert!(self.hint <= p.deadline, "hint above a nursery deadline");
+            } else {
+                assert!(
+                    self.slab
+                        .try_at(p.index)
+                        .map_or(true, |e| moved::live_seq(e) != p.seq),
+                    "a timer moved in place while its placement was in the nursery"
+                );
+            }
         }
-        for pair in deferred.windows(2) {
-            assert!(
-                pair[0].seq < pair[1].seq,
-                "deferred placements out of order"
-            );
+        for pair in held.windows(2) {
+            assert!(pair[0].seq < pair[1].seq, "nursery placements out of order");
         }
         let refs: usize = self
             .levels
@@ -1053,11 +1116,13 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             refs, self.refs,
             "reference count disagrees with the buckets"
         );
-        // Every push found the references within the bound (or compacted first) and added at
-        // most a deferred batch; since then only cancels and fires (which add none) and
-        // timers entering from the overflow (pending at that push) can have changed them.
+        // Every push that took a chunk found the references within the bound (or compacted
+        // first); each bucket has taken fewer than a chunk's worth of pushes since, and
+        // otherwise only cancels and fires (which add none) and timers entering from the
+        // overflow (pending at that push) can have changed them.
+        let unchecked = (CHUNK - 1) * (LEVELS * SLOTS + 1);
         assert!(
-            self.refs <= (COMPACT_RATIO + 1) * self.slab.peak() + COMPACT_SLACK + DEFERRED,
+            self.refs <= (COMPACT_RATIO + 1) * self.slab.peak() + COMPACT_SLACK + 1 + unchecked,
             "{} references for at most {} pending timers and not compacted",
             self.refs,
             self.slab.peak()
@@ -1092,11 +1157,13 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::nursery::BATCH;
     use super::*;
 
     /// Fires shrink the pending count without a cancel or reset. A mass expiry leaves the
     /// dead references other timers left behind in chunks already allocated, and compacts
-    /// nothing; the next push finds them above the bound and compacts before it adds any.
+    /// nothing; the next push that needs a new chunk finds them above the bound and compacts
+    /// instead of growing the arena.
     #[test]
     fn after_a_mass_expiry_the_next_push_compacts() {
         let mut wheel = HierarchicalWheel::new();
@@ -1111,6 +1178,8 @@ mod tests {
                 wheel.reset(key, 50_000 - round).unwrap();
             }
         }
+        // Push the last resets' placements, which wait in the nursery.
+        wheel.flush(usize::MAX);
         wheel.check_invariants();
         let before = wheel.stats().compactions;
         let mut fired = 0;
@@ -1123,6 +1192,7 @@ mod tests {
         assert_eq!(wheel.stats().compactions, before, "fires compact nothing");
         assert!(wheel.refs > wheel.refs_bound());
         let chunks = wheel.chunks.allocated_bytes();
+        // An empty slot: the push takes a chunk.
         let key = wheel.insert(60_000, 7).unwrap();
         wheel.check_invariants();
         assert_eq!(
@@ -1233,8 +1303,12 @@ mod tests {
             }
         }
         assert_eq!(wheel.stats().compactions, before, "cancels never compact");
+        // Since the compaction above, the nursery holds inserts: push this one, into an empty
+        // slot, so that it takes a chunk.
         let key = wheel.insert(200_000, 9).unwrap();
-        assert!(wheel.stats().compactions > before, "the insert compacted");
+        assert!(wheel.nursery.holds_inserts() && wheel.nursery.len() == 1);
+        wheel.flush(usize::MAX);
+        assert!(wheel.stats().compactions > before, "the push compacted");
         assert_eq!(wheel.cancel(key), Some(9));
         assert!(
             wheel.refs < 2 * wheel.len(),
@@ -1392,12 +1466,12 @@ mod tests {
         assert_eq!(drained[6], (9_001, 1));
     }
 
-    /// A reset's placement waits in the deferred batch; an insert made meanwhile queues behind
-    /// it, so equal deadlines fire in the order of their last insert or reset, whether the
-    /// batch is pushed by filling up or by the poll that reaches them.
+    /// A reset's placement waits in the nursery; an insert made meanwhile queues behind it,
+    /// so equal deadlines fire in the order of their last insert or reset, whether the batch
+    /// is pushed by filling up or by the poll that reaches them.
     #[test]
     fn inserts_queue_behind_deferred_resets() {
-        for filler in [0, DEFERRED - 3, 3 * DEFERRED] {
+        for filler in [0, BATCH - 3, 3 * BATCH] {
             let mut wheel = HierarchicalWheel::new();
             // Resets to earlier deadlines, which place the timer anew (a later one may stay
             // where it is: see `moved`).
@@ -1405,7 +1479,7 @@ mod tests {
             let b = wheel.insert(710, 'b').unwrap();
             let others: Vec<_> = (0..8).map(|_| wheel.insert(1_000, '-').unwrap()).collect();
             wheel.reset(a, 700).unwrap();
-            assert_eq!(wheel.deferred_len, 1, "the reset waits");
+            assert_eq!(wheel.nursery.len(), 1, "the reset waits");
             wheel.insert(700, 'c').unwrap();
             wheel.reset(b, 700).unwrap();
             for i in 0..filler {
@@ -1445,5 +1519,120 @@ mod tests {
             .map(|e| e.payload)
             .collect();
         assert_eq!(fired, [4, 6, 0, 2, 1, 5, 7, 3]);
+    }
+
+    /// One step of [`the_nursery_never_changes_what_fires`].
+    #[derive(Clone, Debug)]
+    enum Step {
+        /// Insert due `now + d`, or at `now - d` when `past`.
+        Insert { d: u64, past: bool },
+        /// Cancel the `i`th timer ever inserted (modulo), most often a young one.
+        Cancel(usize),
+        /// Reset the `i`th timer ever inserted to `now + d`.
+        Reset(usize, u64),
+        /// Move the clock by `step` and poll until nothing is due.
+        Poll(u64),
+        /// Hold inserts in the nursery from now on, as a compaction does.
+        Hold,
+    }
+
+    fn nursery_step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        let d = prop_oneof![
+            3 => 0u64..80,
+            3 => 4_000u64..4_200,
+            2 => Just(4_096u64),
+            1 => 60u64..70,
+            1 => 200_000u64..300_000,
+        ];
+        prop_oneof![
+            6 => (d.clone(), proptest::bool::weighted(0.05))
+                .prop_map(|(d, past)| Step::Insert { d, past }),
+            4 => any::<usize>().prop_map(Step::Cancel),
+            4 => (any::<usize>(), d).prop_map(|(i, d)| Step::Reset(i, d)),
+            2 => prop_oneof![Just(0u64), 1u64..70, 4_000u64..4_200].prop_map(Step::Poll),
+            1 => Just(Step::Hold),
+        ]
+    }
+
+    /// Runs `steps` against a hierarchical wheel with a nursery of `capacity` and against the
+    /// lazy heap (itself checked against the reference model in `tests/model.rs`); they must
+    /// agree on every answer, and the wheel must pass its invariant check after every step.
+    fn agree_with_the_heap(capacity: usize, steps: &[Step]) {
+        use crate::LazyHeap;
+        let mut wheel: HierarchicalWheel<usize> = HierarchicalWheel::new();
+        wheel.nursery = Nursery::with_capacity(capacity);
+        let mut heap: LazyHeap<usize> = LazyHeap::new();
+        let mut keys: Vec<(TimerKey, TimerKey)> = Vec::new();
+        let mut now: Tick = 0;
+        for (n, step) in steps.iter().enumerate() {
+            match *step {
+                Step::Insert { d, past } => {
+                    let at = if past { now.saturating_sub(d) } else { now + d };
+                    let id = keys.len();
+                    keys.push((wheel.insert(at, id).unwrap(), heap.insert(at, id).unwrap()));
+                }
+                // Mostly the latest timers: the young cancels the nursery is for.
+                Step::Cancel(i) if !keys.is_empty() => {
+                    let back = i % 8.min(keys.len());
+                    let i = if i % 4 == 0 { i } else { keys.len() - 1 - back };
+                    let (w, h) = keys[i % keys.len()];
+                    assert_eq!(wheel.cancel(w), heap.cancel(h), "cancel at step {n}");
+                }
+                Step::Reset(i, d) if !keys.is_empty() => {
+                    let (w, h) = keys[i % keys.len()];
+                    assert_eq!(
+                        wheel.reset(w, now + d).is_ok(),
+                        heap.reset(h, now + d).is_ok(),
+                        "reset at step {n}"
+                    );
+                }
+                Step::Cancel(_) | Step::Reset(..) => {}
+                Step::Poll(by) => {
+                    now += by;
+                    loop {
+                        let (w, h) = (wheel.poll(now), heap.poll(now));
+                        assert_eq!(
+                            w.as_ref().map(|e| (e.deadline, e.payload)),
+                            h.as_ref().map(|e| (e.deadline, e.payload)),
+                            "fired at step {n}"
+                        );
+                        if w.is_none() {
+                            break;
+                        }
+                    }
+                }
+                Step::Hold => wheel.nursery.set_holds_inserts(true),
+            }
+            wheel.check_invariants();
+            assert_eq!(wheel.len(), heap.len(), "len at step {n}");
+            assert!(
+                wheel.next_deadline() <= heap.next_deadline() || heap.is_empty(),
+                "next_deadline later than the earliest at step {n}"
+            );
+        }
+        let rest = |v: Vec<Expired<usize>>| -> Vec<(Tick, usize)> {
+            v.iter().map(|e| (e.deadline, e.payload)).collect()
+        };
+        assert_eq!(rest(wheel.drain()), rest(heap.drain()), "drain");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: if cfg!(debug_assertions) { 200 } else { 2_000 },
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Placements held in the nursery, pushed when it fills, pushed all at once when the
+        /// cursor could reach them, dropped when their timer was cancelled or reset since, and
+        /// the nursery switching between holding inserts and not: none of it changes what
+        /// fires, when, or in which order.
+        #[test]
+        fn the_nursery_never_changes_what_fires(
+            capacity in proptest::sample::select(vec![2usize, 4, 8, 64]),
+            steps in proptest::collection::vec(nursery_step(), 1..400),
+        ) {
+            agree_with_the_heap(capacity, &steps);
+        }
     }
 }

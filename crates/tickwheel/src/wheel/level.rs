@@ -153,9 +153,28 @@ impl Levels {
         }
     }
 
+    /// A slot's bucket.
+    #[inline(always)]
+    pub(crate) fn bucket(&self, level: usize, slot: usize) -> &Bucket {
+        &self.slots[level][slot]
+    }
+
     #[inline(always)]
     pub(crate) fn push(&mut self, chunks: &mut Chunks, level: usize, slot: usize, r: Ref) {
         chunks.push(&mut self.slots[level][slot], r);
+        self.mark_occupied(level, slot);
+    }
+
+    /// [`push`](Self::push) into a slot whose tail chunk has room
+    /// ([`Chunks::push_to_tail`]).
+    #[inline(always)]
+    pub(crate) fn push_to_tail(&mut self, chunks: &mut Chunks, level: usize, slot: usize, r: Ref) {
+        chunks.push_to_tail(&mut self.slots[level][slot], r);
+        self.mark_occupied(level, slot);
+    }
+
+    #[inline(always)]
+    fn mark_occupied(&mut self, level: usize, slot: usize) {
         // Usually set already. Testing first leaves the word unwritten, so inserts to one
         // level do not chain through it: an unconditional OR measured 5 % slower.
         if self.occupied[level] & (1 << slot) == 0 {

@@ -21,6 +21,7 @@ pub(crate) mod hierarchical;
 pub(crate) mod level;
 pub(crate) mod list;
 pub(crate) mod moved;
+pub(crate) mod nursery;
 pub(crate) mod ordered;
 
 use core::num::NonZeroU32;
