@@ -866,12 +866,10 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         if is_moved(e.seq) {
             // Moved in place before: it may move again as long as it does not move earlier
             // than its last deadline (which is at or after its home).
-            let (current, _) = moved::unpacked(e, elapsed);
-            if deadline < current || !moved::encodable(elapsed, deadline) {
+            if !moved::may_move_again(e, elapsed, deadline) {
                 return self.reset_anywhere(key, deadline);
             }
-            let home = moved::live_seq(e);
-            moved::move_in_place(e, home, deadline, seq);
+            moved::move_again(e, deadline, seq);
             self.seq += 1;
             self.stats.reset += 1;
             return Ok(());

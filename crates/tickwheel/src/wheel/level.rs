@@ -166,11 +166,12 @@ impl Levels {
     }
 
     /// [`push`](Self::push) into a slot whose tail chunk has room
-    /// ([`Chunks::push_to_tail`]).
+    /// ([`Chunks::push_to_tail`]). Such a slot holds references already, so its occupancy bit
+    /// is set: an empty bucket has no chunk, and its first push takes the other way.
     #[inline(always)]
     pub(crate) fn push_to_tail(&mut self, chunks: &mut Chunks, level: usize, slot: usize, r: Ref) {
+        debug_assert!(self.occupied[level] & (1 << slot) != 0);
         chunks.push_to_tail(&mut self.slots[level][slot], r);
-        self.mark_occupied(level, slot);
     }
 
     #[inline(always)]

@@ -65,6 +65,24 @@ pub(crate) fn move_in_place<T>(e: &mut Stamped<T>, home: u32, deadline: Tick, se
     e.seq = seq | MOVED;
 }
 
+/// Whether a moved entry may move in place again to `deadline` with the cursor at `elapsed`:
+/// the new deadline is encodable and not before the current one. Both then agree with the
+/// cursor from bit 32 up, so their low halves decide.
+#[inline(always)]
+pub(crate) fn may_move_again<T>(e: &Stamped<T>, elapsed: Tick, deadline: Tick) -> bool {
+    debug_assert!(is_moved(e.seq));
+    encodable(elapsed, deadline) && deadline & LOW >= e.deadline & LOW
+}
+
+/// Moves a moved entry in place again (the caller checked [`may_move_again`]): the same home,
+/// a new deadline and order seq.
+#[inline(always)]
+pub(crate) fn move_again<T>(e: &mut Stamped<T>, deadline: Tick, seq: u32) {
+    debug_assert!(is_moved(e.seq) && !is_moved(seq));
+    e.deadline = (e.deadline & !LOW) | (deadline & LOW);
+    e.seq = seq | MOVED;
+}
+
 /// The seq of the one live reference to an entry: its own seq, or a moved entry's home.
 #[inline(always)]
 pub(crate) fn live_seq<T>(e: &Stamped<T>) -> u32 {
@@ -118,12 +136,18 @@ mod tests {
         assert_eq!(live_seq(&e), 9, "the home stays live");
         // The cursor may move up to the home before the entry is settled.
         assert_eq!(unpacked(&e, elapsed + 40), (later, 41));
+        // Again, later: the home stays; earlier, or beyond bit 32, it may not.
+        assert!(may_move_again(&e, elapsed, later) && may_move_again(&e, elapsed, later + 9));
+        assert!(!may_move_again(&e, elapsed, later - 1));
+        assert!(!may_move_again(&e, elapsed, elapsed + (1 << 32)));
+        move_again(&mut e, later + 9, 50);
+        assert_eq!((live_seq(&e), unpacked(&e, elapsed)), (9, (later + 9, 50)));
         settle(&mut e, elapsed + 40);
-        assert_eq!((e.deadline, e.seq, live_seq(&e)), (later, 41, 41));
+        assert_eq!((e.deadline, e.seq, live_seq(&e)), (later + 9, 50, 50));
         settle(&mut e, elapsed + 40);
         assert_eq!(
             (e.deadline, e.seq),
-            (later, 41),
+            (later + 9, 50),
             "settling twice changes nothing"
         );
     }

@@ -66,11 +66,14 @@ pub(crate) struct Placement {
 
 /// A ring of [`Placement`]s in `seq` order.
 pub(crate) struct Nursery {
-    /// A power-of-two number of places.
-    ring: Box<[Placement]>,
+    /// [`NURSERY`] places, of which the first `mask + 1` (a power of two) are used: a fixed
+    /// size, so that an index masked with `NURSERY - 1` needs no bounds check.
+    ring: Box<[Placement; NURSERY]>,
+    /// Places used, less one.
+    mask: usize,
     /// Position of the oldest placement.
     head: usize,
-    /// Position of the next placement: `(head + len) % ring.len()`.
+    /// Position of the next placement: `(head + len) & mask`.
     tail: usize,
     len: usize,
     /// At most every deadline held; `Tick::MAX` when empty.
@@ -91,11 +94,12 @@ impl Nursery {
         Self::with_capacity(NURSERY)
     }
 
-    /// A nursery of `capacity` places, a power of two (at least 2).
+    /// A nursery of `capacity` places, a power of two from 2 to [`NURSERY`].
     pub(crate) fn with_capacity(capacity: usize) -> Self {
-        assert!(capacity >= 2 && capacity.is_power_of_two());
+        assert!((2..=NURSERY).contains(&capacity) && capacity.is_power_of_two());
         Self {
-            ring: alloc::vec![Placement::default(); capacity].into_boxed_slice(),
+            ring: Box::new([Placement::default(); NURSERY]),
+            mask: capacity - 1,
             head: 0,
             tail: 0,
             len: 0,
@@ -114,7 +118,7 @@ impl Nursery {
     /// Places in the ring: the most placements held while holding inserts.
     #[inline(always)]
     pub(crate) fn capacity(&self) -> usize {
-        self.ring.len()
+        self.mask + 1
     }
 
     /// Whether a push must make room first.
@@ -152,8 +156,8 @@ impl Nursery {
     #[inline(always)]
     pub(crate) fn push(&mut self, p: Placement) {
         debug_assert!(self.len < self.limit);
-        self.ring[self.tail] = p;
-        self.tail = (self.tail + 1) & (self.capacity() - 1);
+        self.ring[self.tail % NURSERY] = p;
+        self.tail = (self.tail + 1) & self.mask;
         self.len += 1;
         self.queue = true;
         if p.deadline < self.min {
@@ -171,7 +175,7 @@ impl Nursery {
             .min(TAKE)
             .min(self.capacity() - self.head);
         out[..n].copy_from_slice(&self.ring[self.head..self.head + n]);
-        self.head = (self.head + n) & (self.capacity() - 1);
+        self.head = (self.head + n) & self.mask;
         self.len -= n;
         if self.len == 0 {
             self.min = Tick::MAX;
@@ -193,12 +197,12 @@ impl Nursery {
     /// ready bucket, an ordered store, or by a cascade; the answer is then a harmless "maybe".)
     #[inline(always)]
     pub(crate) fn may_hold(&self, seq: u32) -> bool {
-        self.len != 0 && seq >= self.ring[self.head].seq
+        self.len != 0 && seq >= self.ring[self.head % NURSERY].seq
     }
 
     /// The placements held, oldest first.
     pub(crate) fn iter(&self) -> impl Iterator<Item = Placement> + '_ {
-        (0..self.len).map(move |i| self.ring[(self.head + i) & (self.capacity() - 1)])
+        (0..self.len).map(move |i| self.ring[(self.head + i) & self.mask])
     }
 
     /// Forgets every placement.
@@ -212,7 +216,7 @@ impl Nursery {
 
     /// Bytes of heap memory held.
     pub(crate) fn allocated_bytes(&self) -> usize {
-        self.capacity() * core::mem::size_of::<Placement>()
+        core::mem::size_of::<[Placement; NURSERY]>()
     }
 }
 
