@@ -98,11 +98,11 @@ fn in_ordered_store(elapsed: Tick, deadline: Tick) -> bool {
     deadline != elapsed && !in_levels(elapsed, deadline)
 }
 
-/// A push that takes a new chunk and finds the references above `COMPACT_RATIO` times the pending timers (plus
-/// [`COMPACT_SLACK`]) compacts the buckets first. A compaction that reads every reference's
-/// entry, live or dead, costs `r / (r - 1)` slab reads per dead reference it drops: 2 at a
-/// ratio of 2, 1.5 at 3 (one that finds the dead gathered in a few slots reads little more
-/// than those).
+/// A push that takes a new chunk and finds the references above `COMPACT_RATIO` times the
+/// pending timers (plus [`COMPACT_SLACK`]) compacts the buckets first. A compaction that reads
+/// every reference's entry, live or dead, costs `r / (r - 1)` slab reads per dead reference it
+/// drops: 2 at a ratio of 2, 1.5 at 3 (one that finds the dead gathered in a few slots reads
+/// little more than those).
 /// At 3, dead references may take up to 24 B per pending timer when the arena grows (12 B at 2);
 /// `docs/bench-profile.md` has the measurements that chose it.
 const COMPACT_RATIO: usize = 3;
