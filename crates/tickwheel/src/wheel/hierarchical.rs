@@ -1074,8 +1074,8 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             assert!(self.hint <= d, "hint {} above deadline {d}", self.hint);
         }
         assert!(
-            self.nursery.len() <= self.nursery.capacity(),
-            "nursery overfull"
+            self.nursery.len() <= self.nursery.capacity() && !self.nursery.is_full(),
+            "nursery left full after an operation"
         );
         let held: Vec<Placement> = self.nursery.iter().collect();
         for p in &held {
