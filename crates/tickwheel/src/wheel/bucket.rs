@@ -169,9 +169,10 @@ impl Chunks {
     #[inline(always)]
     pub(crate) fn push(&mut self, b: &mut Bucket, r: Ref) {
         if Self::push_needs_chunk(b) {
-            self.add_chunk(b);
+            self.push_to_new_chunk(b, r);
+        } else {
+            self.push_to_tail(b, r);
         }
-        self.push_to_tail(b, r);
     }
 
     /// Appends a reference to a bucket whose tail chunk has room (the caller checked
@@ -184,11 +185,17 @@ impl Chunks {
         b.len += 1;
     }
 
-    /// Gives a bucket whose tail chunk is full (or which has none) a new, empty tail chunk:
-    /// once per [`CHUNK`] pushes, so out of line, which keeps the push small enough to inline.
+    /// Appends a reference to a bucket whose tail chunk is full (or which has none), in a new
+    /// tail chunk: once per [`CHUNK`] pushes, so out of line, which keeps the push small enough
+    /// to inline. It writes `fill` outright rather than zeroing it and counting the push on
+    /// top: the counting reads `fill` and `len` back as one 8-byte load, which cannot be
+    /// forwarded from the 4-byte store just made and waited for the store queue to drain
+    /// (`docs/bench-profile.md`).
     #[inline(never)]
-    fn add_chunk(&mut self, b: &mut Bucket) {
+    fn push_to_new_chunk(&mut self, b: &mut Bucket, r: Ref) {
+        debug_assert!(Self::push_needs_chunk(b));
         let c = self.alloc();
+        self.refs[c as usize * CHUNK] = r;
         if b.tail == NIL {
             b.head = c;
             b.pos = 0;
@@ -196,7 +203,8 @@ impl Chunks {
             self.next[b.tail as usize] = c;
         }
         b.tail = c;
-        b.fill = 0;
+        b.fill = 1;
+        b.len += 1;
     }
 
     /// The references left in a bucket's first chunk when its cursor is at the start of that
@@ -409,7 +417,9 @@ impl Chunks {
         n
     }
 
-    /// Chunks in a bucket's list. For invariant checks.
+    /// Chunks in a bucket's list. For invariant checks: also checks that the list holds
+    /// exactly `len` references from the read cursor to the tail's `fill` (every chunk but the
+    /// tail full), so no chunk is linked behind a tail with room.
     pub(crate) fn chunks_of(&self, b: &Bucket) -> usize {
         let mut n = 0;
         let mut c = b.head;
@@ -421,6 +431,14 @@ impl Chunks {
             }
             c = self.next[c as usize];
         }
+        let held = match n {
+            0 => {
+                assert_eq!(b.fill as usize, CHUNK, "an empty bucket's fill is CHUNK");
+                0
+            }
+            _ => n * CHUNK - b.pos as usize - (CHUNK - b.fill as usize),
+        };
+        assert_eq!(held, b.len(), "a bucket's chunks hold other than its len");
         n
     }
 

@@ -315,6 +315,7 @@ impl<T> HierarchicalWheel<T> {
             seq,
             low: deadline as u32,
         };
+        // The compaction may have left this slot's tail chunk with room: `push` tests again.
         self.levels.push(&mut self.chunks, level, slot, r);
     }
 
@@ -1232,6 +1233,45 @@ mod tests {
             "the arena did not grow"
         );
         assert_eq!(wheel.poll(5).map(|e| e.key), Some(key));
+    }
+
+    /// A push that needs a new chunk may compact its own slot first, and then finds room in
+    /// the tail chunk after all: it must push there, not link a chunk behind a tail with room
+    /// (which would hand out stale references and lose the last ones).
+    #[test]
+    fn a_push_that_compacts_its_own_slot_uses_the_room_it_freed() {
+        let mut wheel = HierarchicalWheel::new();
+        let deadline = 1_000;
+        // Two full chunks in one slot; all but every sixteenth timer cancelled.
+        let keys: Vec<_> = (0..2 * CHUNK as u64)
+            .map(|i| wheel.insert(deadline, i).unwrap())
+            .collect();
+        assert_eq!(refs_in_slot_of(&wheel, deadline), 2 * CHUNK);
+        let mut kept = Vec::new();
+        for (i, &key) in keys.iter().enumerate() {
+            if i % 16 == 0 {
+                kept.push(i as u64);
+            } else {
+                assert_eq!(wheel.cancel(key), Some(i as u64));
+            }
+        }
+        let chunks = wheel.chunks.allocated_bytes();
+        // The slot's tail chunk is full: this push needs a new chunk, and compacts first.
+        wheel.insert(deadline, 1_000).unwrap();
+        kept.push(1_000);
+        wheel.check_invariants();
+        assert_eq!(wheel.stats().compactions, 1);
+        assert_eq!(refs_in_slot_of(&wheel, deadline), kept.len());
+        assert_eq!(
+            wheel.chunks.allocated_bytes(),
+            chunks,
+            "the arena did not grow"
+        );
+        let fired: Vec<_> = core::iter::from_fn(|| wheel.poll(deadline))
+            .map(|e| e.payload)
+            .collect();
+        assert_eq!(fired, kept, "each survivor once, in insertion order");
+        wheel.check_invariants();
     }
 
     /// References in the level slot of `deadline`, with the cursor at 0.
