@@ -115,6 +115,8 @@ pub(crate) struct Chunks {
     next: Vec<u32>,
     /// Head of the free list, or `NIL`.
     free: u32,
+    /// Chunks in the free list.
+    free_len: usize,
 }
 
 impl Chunks {
@@ -130,6 +132,7 @@ impl Chunks {
             refs: Vec::with_capacity(chunks * CHUNK),
             next: Vec::with_capacity(chunks),
             free: NIL,
+            free_len: 0,
         }
     }
 
@@ -138,6 +141,7 @@ impl Chunks {
         if self.free != NIL {
             let c = self.free;
             self.free = self.next[c as usize];
+            self.free_len -= 1;
             self.next[c as usize] = NIL;
             return c;
         }
@@ -156,6 +160,7 @@ impl Chunks {
     fn release(&mut self, c: u32) {
         self.next[c as usize] = self.free;
         self.free = c;
+        self.free_len += 1;
     }
 
     /// Whether a push to this bucket would take a new chunk (its tail chunk is full, or it has
@@ -294,6 +299,13 @@ impl Chunks {
             self.next[c as usize] = if c + 1 < chunks { c + 1 } else { NIL };
         }
         self.free = if chunks == 0 { NIL } else { 0 };
+        self.free_len = chunks as usize;
+    }
+
+    /// Chunks owned by buckets: `CHUNK` times this bounds the references they hold, in O(1).
+    #[inline]
+    pub(crate) fn in_use(&self) -> usize {
+        self.next.len() - self.free_len
     }
 
     /// Drops a bucket's dead references in place, keeping the order of the rest, and frees the
@@ -414,6 +426,10 @@ impl Chunks {
             assert!(n <= self.next.len(), "free chunk list has a cycle");
             c = self.next[c as usize];
         }
+        assert_eq!(
+            n, self.free_len,
+            "free chunk count disagrees with the free list"
+        );
         n
     }
 

@@ -136,8 +136,6 @@ pub struct HierarchicalWheel<T> {
     chunks: Chunks,
     /// Timers due exactly at `elapsed`, handed out from its cursor.
     ready: Bucket,
-    /// References in the buckets (the levels' and `ready`), live or dead.
-    refs: usize,
     /// Timers due before `elapsed`.
     overdue: Ordered,
     /// Timers due beyond the whole-wheel span that contains `elapsed`.
@@ -183,7 +181,6 @@ impl<T> HierarchicalWheel<T> {
             levels: Levels::new(),
             chunks: Chunks::new(pre, LEVELS * SLOTS + 1),
             ready: Bucket::EMPTY,
-            refs: 0,
             overdue: Ordered::new(),
             overflow: Ordered::new(),
             elapsed: options.start,
@@ -229,7 +226,6 @@ impl<T> HierarchicalWheel<T> {
         self.ready_unsorted = false;
         self.levels.clear();
         self.ready = Bucket::EMPTY;
-        self.refs = 0;
         self.chunks.reset();
         self.overdue.clear();
         self.overflow.clear();
@@ -270,7 +266,6 @@ impl<T> HierarchicalWheel<T> {
                 self.maybe_compact();
             }
             self.chunks.push(&mut self.ready, r);
-            self.refs += 1;
         } else {
             self.place_ordered(index, deadline, seq);
         }
@@ -294,7 +289,6 @@ impl<T> HierarchicalWheel<T> {
             };
             self.levels.push_to_tail(&mut self.chunks, level, slot, r);
         }
-        self.refs += 1;
     }
 
     /// [`push_to_levels`](Self::push_to_levels) into a slot that needs a new chunk, the one
@@ -498,9 +492,18 @@ impl<T> HierarchicalWheel<T> {
     /// reused without ever reading their dead references.)
     #[inline(always)]
     fn maybe_compact(&mut self) {
-        if self.refs > self.refs_bound() {
+        // The chunks in use bound the references in O(1); only above the bound are they counted.
+        let bound = self.refs_bound();
+        if self.chunks.in_use() * CHUNK > bound && self.refs() > bound {
             self.compact();
         }
+    }
+
+    /// References in the buckets (the levels' and `ready`), live or dead: counted over the
+    /// occupied slots when a compaction may be due, not kept by every push. A counter updated
+    /// per push measured 4–5 % of `insert` (`docs/bench-profile.md`).
+    fn refs(&self) -> usize {
+        self.levels.refs() + self.ready.len()
     }
 
     /// The most references a push may find in the buckets without compacting first:
@@ -525,15 +528,15 @@ impl<T> HierarchicalWheel<T> {
     #[cold]
     #[inline(never)]
     fn compact(&mut self) {
-        let crowded = self.levels.slots_longer_than(self.refs / 8);
+        let refs = self.refs();
+        let crowded = self.levels.slots_longer_than(refs / 8);
         let mut dropped = self.levels.compact(&mut self.chunks, &self.slab, crowded);
         let live = self.slab.len();
-        if self.refs - dropped > live + live / 2 {
+        if refs - dropped > live + live / 2 {
             let others = crowded.map(|word| !word);
             dropped += self.levels.compact(&mut self.chunks, &self.slab, others);
             dropped += self.chunks.compact(&mut self.ready, &self.slab);
         }
-        self.refs -= dropped;
         self.stats.compactions += 1;
         // Dead references piled up: see whether holding inserts in the nursery would have
         // spared them (`make_room` decides after one round).
@@ -559,7 +562,6 @@ impl<T> HierarchicalWheel<T> {
         let mut skipped = 0;
         let mut fired = None;
         while let Some(r) = self.chunks.pop(&mut self.ready) {
-            self.refs -= 1;
             if let Some((key, e)) = self.slab.take_if(r.index, |e| e.seq == r.seq) {
                 fired = Some(e.into_expired(key));
                 break;
@@ -611,7 +613,6 @@ impl<T> HierarchicalWheel<T> {
             return;
         }
         // What is left in the ready bucket is dead.
-        self.refs -= self.ready.len();
         self.chunks.clear(&mut self.ready);
         let crossed = span_start(t) != span_start(self.elapsed);
         self.elapsed = t;
@@ -663,7 +664,6 @@ impl<T> HierarchicalWheel<T> {
             if n == 0 {
                 break;
             }
-            self.refs -= n;
             if read {
                 self.warm(&batch[..n]);
             }
@@ -737,7 +737,6 @@ impl<T> HierarchicalWheel<T> {
             if unsorted {
                 self.levels.mark_unsorted(level, slot);
             }
-            self.refs += 1;
         } else {
             self.cascade_read(r, high, unsorted);
         }
@@ -1112,8 +1111,9 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             .sum::<usize>()
             + self.ready.len();
         assert_eq!(
-            refs, self.refs,
-            "reference count disagrees with the buckets"
+            refs,
+            self.refs(),
+            "a slot holds references but is not marked occupied"
         );
         // Every push that took a chunk found the references within the bound (or compacted
         // first); each bucket has taken fewer than a chunk's worth of pushes since, and
@@ -1121,9 +1121,9 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         // overflow (pending at that push) can have changed them.
         let unchecked = (CHUNK - 1) * (LEVELS * SLOTS + 1);
         assert!(
-            self.refs <= (COMPACT_RATIO + 1) * self.slab.peak() + COMPACT_SLACK + 1 + unchecked,
+            refs <= (COMPACT_RATIO + 1) * self.slab.peak() + COMPACT_SLACK + 1 + unchecked,
             "{} references for at most {} pending timers and not compacted",
-            self.refs,
+            refs,
             self.slab.peak()
         );
         let owned: usize = self
@@ -1189,7 +1189,7 @@ mod tests {
         }
         assert_eq!(fired, 1_000);
         assert_eq!(wheel.stats().compactions, before, "fires compact nothing");
-        assert!(wheel.refs > wheel.refs_bound());
+        assert!(wheel.refs() > wheel.refs_bound());
         let chunks = wheel.chunks.allocated_bytes();
         // An empty slot: the push takes a chunk.
         let key = wheel.insert(60_000, 7).unwrap();
@@ -1199,7 +1199,7 @@ mod tests {
             before + 1,
             "the insert compacted"
         );
-        assert_eq!(wheel.refs, wheel.len(), "only live references are left");
+        assert_eq!(wheel.refs(), wheel.len(), "only live references are left");
         assert_eq!(
             wheel.chunks.allocated_bytes(),
             chunks,
@@ -1222,11 +1222,11 @@ mod tests {
         }
         wheel.check_invariants();
         assert_eq!(wheel.stats().compactions, 0, "no cancel compacted");
-        assert_eq!((wheel.refs, wheel.len()), (10_000, 0));
+        assert_eq!((wheel.refs(), wheel.len()), (10_000, 0));
         let key = wheel.insert(5, 1).unwrap();
         wheel.check_invariants();
         assert_eq!(wheel.stats().compactions, 1);
-        assert_eq!(wheel.refs, 1, "every dead reference dropped");
+        assert_eq!(wheel.refs(), 1, "every dead reference dropped");
         assert_eq!(
             wheel.chunks.allocated_bytes(),
             chunks,
@@ -1328,7 +1328,7 @@ mod tests {
                 "a long timeouts' slot was read"
             );
         }
-        assert_eq!(wheel.refs, 1_001);
+        assert_eq!(wheel.refs(), 1_001);
         assert_eq!(wheel.cancel(request), Some(7));
 
         // Cancel most long timeouts: no slot holds an eighth of the references, so the
@@ -1349,9 +1349,9 @@ mod tests {
         assert!(wheel.stats().compactions > before, "the push compacted");
         assert_eq!(wheel.cancel(key), Some(9));
         assert!(
-            wheel.refs < 2 * wheel.len(),
+            wheel.refs() < 2 * wheel.len(),
             "{} references left for {} timers",
-            wheel.refs,
+            wheel.refs(),
             wheel.len()
         );
     }
@@ -1399,7 +1399,11 @@ mod tests {
             wheel.check_invariants();
         }
         let c = wheel.insert(5_000, 'c').unwrap();
-        assert_eq!((wheel.refs, wheel.stats().reset), (3, 3), "nothing pushed");
+        assert_eq!(
+            (wheel.refs(), wheel.stats().reset),
+            (3, 3),
+            "nothing pushed"
+        );
         // The home (level 1, slot of 64..127) cascades long before 5 000 and settles `a`.
         assert_eq!(wheel.poll(100), None);
         assert!(

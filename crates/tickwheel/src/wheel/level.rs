@@ -183,6 +183,19 @@ impl Levels {
         }
     }
 
+    /// References in every slot, live or dead: the occupied slots' lengths.
+    pub(crate) fn refs(&self) -> usize {
+        let mut n = 0;
+        for (level, slots) in self.slots.iter().enumerate() {
+            let mut word = self.occupied[level];
+            while word != 0 {
+                n += slots[word.trailing_zeros() as usize].len();
+                word &= word - 1;
+            }
+        }
+        n
+    }
+
     /// The occupied slots holding more than `min_len` references, one word per level.
     pub(crate) fn slots_longer_than(&self, min_len: usize) -> [u64; LEVELS] {
         let mut out = [0; LEVELS];
