@@ -57,6 +57,17 @@ pub(crate) struct Ref {
 }
 
 impl Ref {
+    /// The reference a push of the timer at slab `index`, with order `seq` and `deadline`,
+    /// leaves in a bucket.
+    #[inline(always)]
+    pub(crate) fn to(index: u32, seq: u32, deadline: crate::Tick) -> Self {
+        Self {
+            index,
+            seq,
+            low: deadline as u32,
+        }
+    }
+
     /// Whether this reference still names its timer (for a timer moved in place, whether it
     /// is the timer's home: see [`moved`](super::moved)).
     #[inline]

@@ -257,11 +257,7 @@ impl<T> HierarchicalWheel<T> {
         if in_levels(self.elapsed, deadline) {
             self.push_to_levels(index, deadline, seq);
         } else if deadline == self.elapsed {
-            let r = Ref {
-                index,
-                seq,
-                low: deadline as u32,
-            };
+            let r = Ref::to(index, seq, deadline);
             if Chunks::push_needs_chunk(&self.ready) {
                 self.maybe_compact();
             }
@@ -282,11 +278,7 @@ impl<T> HierarchicalWheel<T> {
         if Chunks::push_needs_chunk(self.levels.bucket(level, slot)) {
             self.push_to_new_chunk(level, slot, index, deadline, seq);
         } else {
-            let r = Ref {
-                index,
-                seq,
-                low: deadline as u32,
-            };
+            let r = Ref::to(index, seq, deadline);
             self.levels.push_to_tail(&mut self.chunks, level, slot, r);
         }
     }
@@ -304,11 +296,7 @@ impl<T> HierarchicalWheel<T> {
         seq: u32,
     ) {
         self.maybe_compact();
-        let r = Ref {
-            index,
-            seq,
-            low: deadline as u32,
-        };
+        let r = Ref::to(index, seq, deadline);
         // The compaction may have left this slot's tail chunk with room: `push` tests again.
         self.levels.push(&mut self.chunks, level, slot, r);
     }
