@@ -59,6 +59,15 @@ pub(crate) fn is_live<T>(slab: &Slab<Stamped<T>>, index: u32, seq: u32) -> bool 
     slab.try_at(index).is_some_and(|e| e.seq == seq)
 }
 
+/// The deadline of the timer at `index` if a reference made with `seq` is live there: the
+/// entry is occupied and holds exactly that seq.
+#[inline]
+pub(crate) fn live_deadline<T>(slab: &Slab<Stamped<T>>, index: u32, seq: u32) -> Option<Tick> {
+    slab.try_at(index)
+        .filter(|e| e.seq == seq)
+        .map(|e| e.deadline)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -68,7 +68,7 @@
 //! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once; a marked level-1 slot reads one entry per reference (coarser marked slots carry theirs down unread); a slot marked unsorted is sorted (O(k log k)) |
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
-//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn: the arena grows only for a push that found them within that) + `Vec` growth; 12 KiB of buckets and a 16 KiB nursery per wheel |
+//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn: the arena grows only for a push that found them within that) + `Vec` growth; 12 KiB of buckets and an 8 KiB nursery per wheel |
 //!
 //! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
 //! and Varghese & Lauck's hierarchical scheme 7; lazy deletion as in asyncio's heap.
@@ -347,11 +347,7 @@ impl<T> HierarchicalWheel<T> {
     #[inline(always)]
     fn defer(&mut self, index: u32, deadline: Tick, seq: u32) {
         self.lower_hint(deadline);
-        self.nursery.push(Placement {
-            index,
-            seq,
-            deadline,
-        });
+        self.nursery.push(Placement { index, seq }, deadline);
         if self.nursery.is_full() {
             self.make_room();
         }
@@ -426,12 +422,14 @@ impl<T> HierarchicalWheel<T> {
             }
             left -= k;
             for p in &batch[..k] {
-                if !stamped::is_live(&self.slab, p.index, p.seq) {
+                // Live iff the entry still holds the placement's seq; its deadline is then the
+                // one the placement was made with.
+                let Some(deadline) = stamped::live_deadline(&self.slab, p.index, p.seq) else {
                     dead += 1;
                     continue;
-                }
-                debug_assert!(in_levels(self.elapsed, p.deadline));
-                self.push_to_levels(p.index, p.deadline, p.seq);
+                };
+                debug_assert!(in_levels(self.elapsed, deadline));
+                self.push_to_levels(p.index, deadline, p.seq);
             }
         }
         self.stats.stale_skipped += dead as u64;
@@ -1067,19 +1065,17 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         );
         let held: Vec<Placement> = self.nursery.iter().collect();
         for p in &held {
-            assert!(
-                self.nursery.min() <= p.deadline,
-                "nursery bound above a deadline held"
-            );
             assert!(p.seq < self.seq, "nursery placement from the future");
-            if stamped::is_live(&self.slab, p.index, p.seq) {
+            if let Some(d) = stamped::live_deadline(&self.slab, p.index, p.seq) {
                 assert!(
-                    in_levels(self.elapsed, p.deadline),
-                    "nursery placement {} outside the levels",
-                    p.deadline
+                    self.nursery.min() <= d,
+                    "nursery bound above a deadline held"
                 );
-                assert_eq!(self.slab.at(p.index).deadline, p.deadline);
-                assert!(self.hint <= p.deadline, "hint above a nursery deadline");
+                assert!(
+                    in_levels(self.elapsed, d),
+                    "nursery placement {d} outside the levels"
+                );
+                assert!(self.hint <= d, "hint above a nursery deadline");
             } else {
                 assert!(
                     self.slab

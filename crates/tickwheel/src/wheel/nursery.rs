@@ -1,8 +1,10 @@
 //! The hierarchical wheel's nursery: placements into the levels that have not been pushed into a
 //! bucket yet, first in first out.
 //!
-//! A placement is `(index, seq, deadline)`: what a push into a slot needs. The nursery works in
-//! one of two ways:
+//! A placement is `(index, seq)`: 8 bytes. The deadline a push into a slot needs is read from
+//! the timer's entry when the placement leaves, in the same read that tells whether it is still
+//! live (the entry holds that seq), so the ring does not store it; only `min` sees it. The
+//! nursery works in one of two ways:
 //! - **a batch** (the start): resets' placements wait here, up to [`BATCH`], and are pushed
 //!   together when it fills, which keeps a reset's own path short; an insert made meanwhile
 //!   waits behind them rather than overtake them, and an empty batch lets inserts go straight
@@ -27,7 +29,8 @@
 //! # Invariants
 //! - Placements are held in increasing `seq` order, at most the ring's size of them, and fewer
 //!   than the limit (batch or ring) between the wheel's operations.
-//! - `min` is at most the deadline of every placement held; `Tick::MAX` when none is.
+//! - `min` is at most every deadline a placement held was made with; `Tick::MAX` when none is
+//!   held.
 //! - `queue` is set iff anything is held or inserts are.
 //! - A live placement's timer is not moved in place (a reset never moves in place a timer
 //!   whose placement may be here: its home must be in a bucket).
@@ -35,10 +38,10 @@
 //! # Costs
 //! | operation | cost |
 //! |---|---|
-//! | push | O(1): one 16 B store into a ring and a comparison |
+//! | push | O(1): one 8 B store into a ring and a comparison |
 //! | take the oldest | O(k) for k placements, copied out up to [`TAKE`] at a time |
 //! | may it hold a seq | O(1): a comparison with the oldest placement's seq |
-//! | memory | 16 KiB per wheel, allocated once |
+//! | memory | 8 KiB per wheel, allocated once |
 
 use alloc::boxed::Box;
 
@@ -55,13 +58,14 @@ pub(crate) const BATCH: usize = 32;
 /// Placements copied out of the ring at a time by [`Nursery::take_oldest`].
 pub(crate) const TAKE: usize = 64;
 
-/// A placement into the levels not pushed yet: the timer's slab index, the seq it was given
-/// and its deadline.
+/// A placement into the levels not pushed yet: the timer's slab index and the seq it was given.
+/// While the entry at `index` holds `seq`, the placement is live and the entry's deadline is
+/// where it goes (a timer with a placement held is never moved in place, so that deadline is
+/// whole).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Placement {
     pub(crate) index: u32,
     pub(crate) seq: u32,
-    pub(crate) deadline: Tick,
 }
 
 /// A ring of [`Placement`]s in `seq` order.
@@ -151,17 +155,17 @@ impl Nursery {
         self.min
     }
 
-    /// Appends a placement; the caller checked that the nursery is not full and that `seq` is
-    /// newer than every seq held.
+    /// Appends a placement of a timer due at `deadline`; the caller checked that the nursery
+    /// is not full and that `seq` is newer than every seq held.
     #[inline(always)]
-    pub(crate) fn push(&mut self, p: Placement) {
+    pub(crate) fn push(&mut self, p: Placement, deadline: Tick) {
         debug_assert!(self.len < self.limit);
         self.ring[self.tail % NURSERY] = p;
         self.tail = (self.tail + 1) & self.mask;
         self.len += 1;
         self.queue = true;
-        if p.deadline < self.min {
-            self.min = p.deadline;
+        if deadline < self.min {
+            self.min = deadline;
         }
     }
 
@@ -224,11 +228,10 @@ impl Nursery {
 mod tests {
     use super::*;
 
-    fn at(seq: u32, deadline: Tick) -> Placement {
+    fn at(seq: u32) -> Placement {
         Placement {
             index: seq * 10,
             seq,
-            deadline,
         }
     }
 
@@ -257,14 +260,14 @@ mod tests {
         // Walk the head most of the way round, then fill across the ring's end.
         let mut batch = [Placement::default(); TAKE];
         for s in 0..NURSERY as u32 - 3 {
-            n.push(at(s, 1_000));
+            n.push(at(s), 1_000);
             assert_eq!(n.take_oldest(5, &mut batch), 1);
-            assert_eq!(batch[0], at(s, 1_000));
+            assert_eq!(batch[0], at(s));
         }
         let base = NURSERY as u32;
         for s in 0..NURSERY as u32 {
             assert!(!n.is_full());
-            n.push(at(base + s, 900 + Tick::from(s % 7)));
+            n.push(at(base + s), 900 + Tick::from(s % 7));
         }
         assert!(n.is_full());
         assert_eq!(n.min(), 900);
@@ -285,7 +288,7 @@ mod tests {
         );
         assert_eq!((n.len(), n.min()), (0, Tick::MAX));
         assert!(n.must_queue());
-        n.push(at(7, 3));
+        n.push(at(7), 3);
         n.clear();
         assert_eq!((n.len(), n.min()), (0, Tick::MAX));
     }
@@ -296,7 +299,7 @@ mod tests {
         assert!(!n.holds_inserts() && !n.must_queue());
         for s in 0..BATCH as u32 {
             assert!(!n.is_full());
-            n.push(at(s, 50));
+            n.push(at(s), 50);
             assert!(n.must_queue());
         }
         assert!(n.is_full(), "a batch is full at {BATCH}");
