@@ -56,7 +56,7 @@ impl<T> Stamped<T> {
 /// Whether the reference `(index, seq)` still names its timer.
 #[inline]
 pub(crate) fn is_live<T>(slab: &Slab<Stamped<T>>, index: u32, seq: u32) -> bool {
-    slab.try_at(index).is_some_and(|e| e.seq == seq)
+    live_deadline(slab, index, seq).is_some()
 }
 
 /// The deadline of the timer at `index` if a reference made with `seq` is live there: the
