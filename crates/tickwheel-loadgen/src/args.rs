@@ -45,10 +45,27 @@ pub(crate) enum Command {
         baseline: PathBuf,
         /// The report under test.
         current: PathBuf,
-        /// Relative change that counts as a regression: 0.10 flags a metric 10 % worse.
+        /// Relative change of a timing metric (ops/s, cost and lateness percentiles) that counts
+        /// as a regression when the repetitions also show it is beyond noise: 0.10 flags a
+        /// metric 10 % worse.
         #[arg(long, default_value_t = 0.10, allow_negative_numbers = true)]
         tolerance: f64,
+        /// Relative growth of a memory metric (bytes per live timer, peak RSS) that counts as a
+        /// regression.
+        #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
+        memory_tolerance: f64,
     },
+}
+
+/// How virtual-clock lateness is measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LatenessArg {
+    /// As a server sees it: the loop is busy for the measured time of every timer call (and
+    /// --handler-cost per event); lateness = the instant the loop hands a fired timer to the
+    /// application minus its intended deadline, tick rounding included.
+    Loop,
+    /// Tick-exact: the poll's tick minus the deadline's tick (0 for a correct timer), in ns.
+    Ticks,
 }
 
 /// Which clock drives the timer.
@@ -92,6 +109,19 @@ pub(crate) struct LoadArgs {
     /// Seed of the workload generator: the same seed gives the same event sequence.
     #[arg(long, default_value_t = 42)]
     pub(crate) seed: u64,
+    /// Runs of each implementation, interleaved (all implementations once, then again, ...),
+    /// on the same seed; report.json keeps every run's figures, so `diff` can tell noise from
+    /// change.
+    #[arg(long, default_value_t = 3)]
+    pub(crate) repeat: u32,
+    /// Work the application does per event (a request, a response, a fired timer), e.g.
+    /// `500ns`. The virtual loop is busy that long per event; the real loop spins that long.
+    #[arg(long, value_parser = parse_duration, default_value = "0ns", allow_hyphen_values = true)]
+    pub(crate) handler_cost: Duration,
+    /// Virtual clock only: `loop` (lateness as the event loop hands timers over, costs
+    /// charged) or `ticks` (poll tick minus deadline tick).
+    #[arg(long, value_enum)]
+    pub(crate) lateness: Option<LatenessArg>,
     /// Real clock only: drive the thread-safe timer service (tickwheel-service) from producer
     /// threads that schedule, cancel and reset while its driver thread fires, instead of one
     /// event loop. Each implementation runs once per thread count 1, 2, 4, … up to --threads.

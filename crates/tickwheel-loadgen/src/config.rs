@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tickwheel::Kind;
 
-use crate::args::{ClockArg, LoadArgs};
+use crate::args::{ClockArg, LatenessArg, LoadArgs};
 use crate::error::Error;
 use crate::gate::Thresholds;
 
@@ -32,7 +32,27 @@ impl Clock {
     }
 }
 
-/// The workload: an open-loop model of a server's connections (DESIGN §7).
+/// How virtual-clock lateness is measured (see `--lateness`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LatenessView {
+    /// The event loop is busy for each call's measured cost; lateness is hand-over time minus
+    /// the intended deadline. The real clock always measures this way.
+    Loop,
+    /// Poll tick minus deadline tick, times the tick length.
+    Ticks,
+}
+
+impl LatenessView {
+    /// The name used in reports.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            LatenessView::Loop => "loop",
+            LatenessView::Ticks => "ticks",
+        }
+    }
+}
+
+/// The workload: an open-loop model of a server's connections.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Workload {
     /// Open connections, each with one idle timer; at least 1.
@@ -51,6 +71,8 @@ pub(crate) struct Workload {
     pub(crate) tick: Duration,
     /// Seed of the event generator.
     pub(crate) seed: u64,
+    /// The application's work per event (arrival, response, fired timer).
+    pub(crate) handler_cost: Duration,
 }
 
 impl Workload {
@@ -98,6 +120,10 @@ pub(crate) struct Config {
     pub(crate) progress: bool,
     /// `--service`: the producer-thread counts to run each implementation with.
     pub(crate) service: Option<Vec<usize>>,
+    /// Runs of each implementation, interleaved; at least 1.
+    pub(crate) repeat: u32,
+    /// How lateness is measured.
+    pub(crate) lateness: LatenessView,
 }
 
 impl Config {
@@ -183,6 +209,34 @@ impl Config {
                 Some(crate::service_mode::thread_counts(threads))
             }
         };
+        if args.repeat == 0 || args.repeat > MAX_REPEAT {
+            return Err(Error::Input(format!(
+                "--repeat must be in 1..={MAX_REPEAT}, got {}",
+                args.repeat
+            )));
+        }
+        let lateness = match (args.lateness, clock) {
+            (None | Some(LatenessArg::Loop), _) => LatenessView::Loop,
+            (Some(LatenessArg::Ticks), Clock::Virtual) => LatenessView::Ticks,
+            (Some(LatenessArg::Ticks), Clock::Real) => {
+                return Err(Error::Input(
+                    "--lateness ticks applies to the virtual clock; the real clock measures \
+                     lateness as the loop hands timers over"
+                        .into(),
+                ))
+            }
+        };
+        if args.handler_cost > MAX_HANDLER_COST {
+            return Err(Error::Input(format!(
+                "--handler-cost must be at most {MAX_HANDLER_COST:?} per event, got {:?}",
+                args.handler_cost
+            )));
+        }
+        if service.is_some() && !args.handler_cost.is_zero() {
+            return Err(Error::Input(
+                "--handler-cost models one event loop; it does not apply with --service".into(),
+            ));
+        }
         let thresholds = Thresholds::parse(&args.max_lateness, &args.max_cost)?;
         check_writable(&args.out)?;
         Ok(Self {
@@ -198,11 +252,14 @@ impl Config {
                 slow_fraction: args.slow_fraction,
                 tick: args.tick,
                 seed: args.seed,
+                handler_cost: args.handler_cost,
             },
             out: args.out.clone(),
             thresholds,
             progress,
             service,
+            repeat: args.repeat,
+            lateness,
         })
     }
 }
@@ -210,6 +267,12 @@ impl Config {
 /// The most connections a run may model: connection ids share a `u64` payload with a flag bit,
 /// and the per-connection table must fit in memory.
 pub(crate) const MAX_CONNECTIONS: u32 = 100_000_000;
+
+/// The most runs `--repeat` may ask for per implementation.
+pub(crate) const MAX_REPEAT: u32 = 100;
+
+/// The longest `--handler-cost`: a loop busier than this per event models no server.
+pub(crate) const MAX_HANDLER_COST: Duration = Duration::from_secs(1);
 
 /// The most producer threads `--service` may start.
 pub(crate) const MAX_THREADS: usize = 256;

@@ -1,21 +1,77 @@
-//! `diff`: compare two `report.json` files, per implementation and metric.
+//! `diff`: compare two `report.json` files, per implementation and metric, and judge each
+//! metric by its kind.
 //!
-//! For each implementation present in both reports it prints the baseline value, the current
-//! value and their ratio (current / baseline), and marks a **regression** when the current value
-//! is worse by more than the tolerance: higher for costs, lateness and memory, lower for
-//! throughput. Early fires are a regression whenever they rise above 0. A ratio against a
-//! baseline of 0 is shown as `n/a` and not judged (except early fires).
+//! | kind | metrics | a regression when |
+//! |---|---|---|
+//! | exact | counts (scheduled, cancelled, reset, fired, …, overdue and pending at end) and the timer's work counters | the value changed at all (virtual clock only: there they depend on the seed alone) |
+//! | memory | bytes per live timer, peak RSS | it grew by more than `--memory-tolerance` |
+//! | timing | ops/s; per operation the cost runs' p50 and p99 per call and the single calls' p99; lateness p50 … p99.99 | worse by more than `--tolerance` **and** beyond the noise the repetitions show |
+//!
+//! Early fires are a regression whenever the current report has any, on either clock.
+//!
+//! **Beyond noise** means the two sets of repetitions do not overlap: every current repetition
+//! is worse than every baseline repetition. For two sets of `n` and `m` repetitions of the same
+//! build, in random order, the chance that all of one set lands on the worse side is
+//! `1 / C(n + m, n)`: 1 in 252 for 5 against 5, 1 in 20 for 3 against 3. This test needs no
+//! assumption about the shape of the noise (a preempted run is far off, not normally off), and
+//! with the tolerance on top a regression must also be large enough to matter. It cannot see a
+//! change smaller than the run-to-run spread; more repetitions narrow that.
+//!
+//! Not judged (shown, marked why): a timing figure when either report has a single repetition
+//! falls back to the tolerance alone, and the output says it cannot tell noise from change; a
+//! difference no larger than the cost clock's resolution; a percentile that rests on fewer
+//! than [`MIN_TAIL_SAMPLES`] samples (the lateness max always, and p99.99 of a run with fewer
+//! than 100,000 fires); counts on the real clock, where they follow the machine's timing.
+//!
+//! Two reports compare only when their workloads agree (every knob, the lateness view and the
+//! handler cost included) and they were taken on the same clock; otherwise `diff` exits 2.
 
 use std::fmt::Write as _;
 
-use crate::report::json::{Report, ResultJson};
-use crate::report::table::human_ns;
+use crate::error::Error;
+use crate::report::json::{median_f64, CostJson, CostsJson, RepetitionJson, Report, ResultJson};
+use crate::report::table::{fine_ns, human_ns};
+
+/// A percentile needs at least this many samples at or beyond it to be judged.
+pub(crate) const MIN_TAIL_SAMPLES: f64 = 10.0;
 
 /// Which direction is better for a metric.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Better {
     Lower,
     Higher,
+}
+
+/// How a metric is judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Must not change.
+    Exact,
+    /// May grow by the memory tolerance.
+    Memory,
+    /// Judged against the tolerance and the repetitions' noise.
+    Timing,
+}
+
+/// The judgement of one metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Unchanged, or within what is allowed.
+    Ok,
+    /// Worse than the tolerance, but the repetitions overlap: it may be noise.
+    WithinNoise,
+    /// Shown only; the reason is in [`Line::note`].
+    NotJudged,
+    /// A deterministic figure changed.
+    Changed,
+    /// Worse beyond what is allowed.
+    Regression,
+}
+
+impl Verdict {
+    fn fails(self) -> bool {
+        matches!(self, Verdict::Changed | Verdict::Regression)
+    }
 }
 
 /// One compared metric.
@@ -25,88 +81,344 @@ pub(crate) struct Line {
     pub(crate) timer: String,
     /// Metric name, e.g. `lateness.p99`.
     pub(crate) metric: String,
-    /// Baseline value.
+    /// How it is judged.
+    pub(crate) kind: Kind,
+    /// Baseline value (the median over repetitions for timing and memory).
     pub(crate) baseline: f64,
     /// Current value.
     pub(crate) current: f64,
     /// current / baseline, when the baseline is not 0.
     pub(crate) ratio: Option<f64>,
-    /// Worse than the tolerance allows.
-    pub(crate) regression: bool,
+    /// The judgement.
+    pub(crate) verdict: Verdict,
+    /// Why a metric was not judged, or how it was.
+    pub(crate) note: &'static str,
 }
 
-fn metrics(r: &ResultJson) -> Vec<(String, f64, Better)> {
-    let l = &r.lateness.percentiles;
-    let mut out = vec![
-        ("ops_per_sec".to_string(), r.ops_per_sec, Better::Higher),
-        ("early_fires".into(), r.early_fires as f64, Better::Lower),
-        (
-            "overdue_at_end".into(),
-            r.overdue_at_end as f64,
-            Better::Lower,
-        ),
-        ("lateness.p50".into(), l.p50 as f64, Better::Lower),
-        ("lateness.p90".into(), l.p90 as f64, Better::Lower),
-        ("lateness.p99".into(), l.p99 as f64, Better::Lower),
-        ("lateness.p999".into(), l.p999 as f64, Better::Lower),
-        ("lateness.p9999".into(), l.p9999 as f64, Better::Lower),
-        ("lateness.max".into(), l.max as f64, Better::Lower),
-    ];
-    for op in ["insert", "cancel", "reset", "fire"] {
-        if let Some(c) = r.cost.get(op) {
-            out.push((format!("cost.{op}.p50"), c.p50 as f64, Better::Lower));
-            out.push((format!("cost.{op}.p99"), c.p99 as f64, Better::Lower));
-        }
+/// Every line of a diff, and what could not be compared.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Judged {
+    /// The metrics, per implementation in the current report's order.
+    pub(crate) lines: Vec<Line>,
+    /// Implementations present in only one report.
+    pub(crate) unmatched: Vec<String>,
+    /// Both reports carry repetitions, so timing is judged against noise.
+    pub(crate) noise_known: bool,
+}
+
+impl Judged {
+    /// Any metric failed.
+    pub(crate) fn regressed(&self) -> bool {
+        self.lines.iter().any(|l| l.verdict.fails())
     }
-    out.push((
-        "peak_rss_bytes".into(),
-        r.peak_rss_bytes.unwrap_or(0) as f64,
-        Better::Lower,
-    ));
-    out.push(("bytes_per_timer".into(), r.bytes_per_timer, Better::Lower));
-    out
 }
 
-/// Compares `current` against `baseline` with relative `tolerance`.
-pub(crate) fn compare(baseline: &Report, current: &Report, tolerance: f64) -> Vec<Line> {
-    let mut lines = Vec::new();
-    for cur in &current.results {
-        let Some(base) = baseline
-            .results
-            .iter()
-            .find(|b| b.timer == cur.timer && b.clock == cur.clock && b.threads == cur.threads)
-        else {
-            continue;
-        };
-        for ((metric, b, better), (_, c, _)) in metrics(base).into_iter().zip(metrics(cur)) {
-            let ratio = (b != 0.0).then(|| c / b);
-            let regression = if metric == "early_fires" {
-                c > 0.0
-            } else {
-                match (ratio, better) {
-                    (Some(ratio), Better::Lower) => ratio > 1.0 + tolerance,
-                    (Some(ratio), Better::Higher) => ratio < 1.0 - tolerance,
-                    (None, _) => false,
-                }
-            };
-            lines.push(Line {
-                timer: cur.label(),
-                metric,
-                baseline: b,
-                current: c,
-                ratio,
-                regression,
+/// A timing metric: its repetitions' values, the share of samples beyond it (for a
+/// percentile), and which way is better.
+struct Timing {
+    name: String,
+    better: Better,
+    /// `1 - q` for a percentile at quantile `q`; `None` for a mean-like figure.
+    tail: Option<f64>,
+    /// Per repetition.
+    values: Vec<f64>,
+    /// Samples the percentile is taken over.
+    samples: u64,
+    /// Differences up to this are below what the figure resolves.
+    floor: f64,
+}
+
+fn reps(r: &ResultJson) -> Vec<RepetitionJson> {
+    if r.repetitions.is_empty() {
+        // A report of one run carries its figures at the top level only.
+        vec![RepetitionJson {
+            scheduled: r.scheduled,
+            cancelled: r.cancelled,
+            reset: r.reset,
+            fired: r.fired,
+            ops_per_sec: r.ops_per_sec,
+            wall_secs: r.wall_secs,
+            peak_rss_bytes: r.peak_rss_bytes,
+            bytes_per_timer: r.bytes_per_timer,
+            lateness: r.lateness.percentiles,
+            cost: r.cost,
+        }]
+    } else {
+        r.repetitions.clone()
+    }
+}
+
+fn timings(r: &ResultJson, report: &Report) -> Vec<Timing> {
+    let reps = reps(r);
+    let call_floor = report.timing.resolution_ns.max(1.0);
+    let run_floor = report.timing.run_resolution_ns;
+    let each = |f: &dyn Fn(&RepetitionJson) -> f64| reps.iter().map(f).collect::<Vec<f64>>();
+    let mut out = vec![Timing {
+        name: "ops_per_sec".into(),
+        better: Better::Higher,
+        tail: None,
+        values: each(&|x| x.ops_per_sec),
+        samples: r.timer_calls,
+        floor: 0.0,
+    }];
+    for op in CostsJson::OPS {
+        let cost = |x: &RepetitionJson| x.cost.get(op).copied().unwrap_or_default();
+        let samples = r.cost.get(op).map_or(0, |c| c.samples);
+        let runs = u64::from(report.timing.runs_per_op);
+        type Pick = fn(&CostJson) -> f64;
+        let stats: [(&str, f64, u64, f64, Pick); 3] = [
+            ("p50", 0.5, runs, run_floor, |c| c.runs_p50),
+            ("p99", 0.99, runs, run_floor, |c| c.runs_p99),
+            ("call_p99", 0.99, samples, call_floor, |c| c.p99 as f64),
+        ];
+        for (stat, q, samples, floor, pick) in stats {
+            if stat != "call_p99" && r.cost.get(op).map_or(0.0, |c| c.runs_p50) <= 0.0 {
+                continue;
+            }
+            out.push(Timing {
+                name: format!("cost.{op}.{stat}"),
+                better: Better::Lower,
+                tail: Some(1.0 - q),
+                values: each(&|x| pick(&cost(x))),
+                samples,
+                floor,
             });
         }
     }
-    lines
+    let n = r.lateness.count;
+    type Pick = fn(&RepetitionJson) -> u64;
+    let lateness: [(&str, f64, Pick); 6] = [
+        ("p50", 0.5, |x| x.lateness.p50),
+        ("p90", 0.9, |x| x.lateness.p90),
+        ("p99", 0.99, |x| x.lateness.p99),
+        ("p999", 0.999, |x| x.lateness.p999),
+        ("p9999", 0.9999, |x| x.lateness.p9999),
+        ("max", 1.0, |x| x.lateness.max),
+    ];
+    for (stat, q, pick) in lateness {
+        out.push(Timing {
+            name: format!("lateness.{stat}"),
+            better: Better::Lower,
+            tail: Some(1.0 - q),
+            values: each(&|x| pick(x) as f64),
+            samples: n,
+            floor: call_floor,
+        });
+    }
+    out
 }
 
-fn value(metric: &str, unit: &str, v: f64) -> String {
-    if metric.starts_with("cost.") || (metric.starts_with("lateness.") && unit == "ns") {
+fn exact(r: &ResultJson) -> Vec<(&'static str, u64)> {
+    vec![
+        ("scheduled", r.scheduled),
+        ("cancelled", r.cancelled),
+        ("reset", r.reset),
+        ("fired", r.fired),
+        ("idle_fired", r.idle_fired),
+        ("request_fired", r.request_fired),
+        ("late_responses", r.late_responses),
+        ("early_fires", r.early_fires),
+        ("overdue_at_end", r.overdue_at_end),
+        ("pending_at_end", r.pending_at_end),
+        ("work.cascaded", r.work.cascaded),
+        ("work.slots_scanned", r.work.slots_scanned),
+        ("work.stale_skipped", r.work.stale_skipped),
+        ("work.compactions", r.work.compactions),
+    ]
+}
+
+/// Checks that two reports describe the same workload on the same clock.
+///
+/// # Errors
+/// [`Error::Input`] naming every knob that differs.
+pub(crate) fn comparable(baseline: &Report, current: &Report) -> Result<(), Error> {
+    let (b, c) = (&baseline.workload, &current.workload);
+    let mut differ = Vec::new();
+    let mut check = |name: &str, x: String, y: String| {
+        if x != y {
+            differ.push(format!("{name} {x} vs {y}"));
+        }
+    };
+    check("clock", baseline.clock.clone(), current.clock.clone());
+    check(
+        "connections",
+        b.connections.to_string(),
+        c.connections.to_string(),
+    );
+    check("rate", b.rate.to_string(), c.rate.to_string());
+    check(
+        "duration",
+        b.duration_secs.to_string(),
+        c.duration_secs.to_string(),
+    );
+    check(
+        "idle timeout",
+        b.idle_timeout_secs.to_string(),
+        c.idle_timeout_secs.to_string(),
+    );
+    check(
+        "request timeout",
+        b.request_timeout_secs.to_string(),
+        c.request_timeout_secs.to_string(),
+    );
+    check(
+        "slow fraction",
+        b.slow_fraction.to_string(),
+        c.slow_fraction.to_string(),
+    );
+    check("tick ns", b.tick_ns.to_string(), c.tick_ns.to_string());
+    check("seed", b.seed.to_string(), c.seed.to_string());
+    check("lateness view", b.lateness.clone(), c.lateness.clone());
+    check(
+        "handler cost ns",
+        b.handler_cost_ns.to_string(),
+        c.handler_cost_ns.to_string(),
+    );
+    if differ.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Input(format!(
+            "the reports come from different workloads, so their figures do not compare: {}",
+            differ.join(", ")
+        )))
+    }
+}
+
+fn worse(better: Better, base: f64, cur: f64, tolerance: f64) -> bool {
+    match better {
+        Better::Lower => cur > base * (1.0 + tolerance),
+        Better::Higher => cur < base * (1.0 - tolerance),
+    }
+}
+
+/// Every current repetition is worse than every baseline repetition.
+fn separated(better: Better, base: &[f64], cur: &[f64]) -> bool {
+    let (b_min, b_max) = min_max(base);
+    let (c_min, c_max) = min_max(cur);
+    match better {
+        Better::Lower => c_min > b_max,
+        Better::Higher => c_max < b_min,
+    }
+}
+
+fn min_max(values: &[f64]) -> (f64, f64) {
+    values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        })
+}
+
+/// Compares `current` against `baseline`.
+pub(crate) fn compare(
+    baseline: &Report,
+    current: &Report,
+    tolerance: f64,
+    memory_tolerance: f64,
+) -> Judged {
+    let virtual_clock = baseline.clock == "virtual" && current.clock == "virtual";
+    let mut judged = Judged::default();
+    let key = |r: &ResultJson| (r.timer.clone(), r.threads);
+    for name in baseline
+        .results
+        .iter()
+        .filter(|b| !current.results.iter().any(|c| key(c) == key(b)))
+    {
+        judged
+            .unmatched
+            .push(format!("{} (baseline only)", name.label()));
+    }
+    let mut all_repeated = true;
+    for cur in &current.results {
+        let Some(base) = baseline.results.iter().find(|b| key(b) == key(cur)) else {
+            judged
+                .unmatched
+                .push(format!("{} (current only)", cur.label()));
+            continue;
+        };
+        let mut push = |metric: String, kind, b: f64, c: f64, verdict, note| {
+            judged.lines.push(Line {
+                timer: cur.label(),
+                metric,
+                kind,
+                baseline: b,
+                current: c,
+                ratio: (b != 0.0).then(|| c / b),
+                verdict,
+                note,
+            });
+        };
+        for ((metric, b), (_, c)) in exact(base).into_iter().zip(exact(cur)) {
+            let (verdict, note) = if metric == "early_fires" && c > 0 {
+                (Verdict::Regression, "a timer fired early")
+            } else if !virtual_clock {
+                (Verdict::NotJudged, "real clock: counts follow timing")
+            } else if b == c {
+                (Verdict::Ok, "")
+            } else {
+                (Verdict::Changed, "deterministic: must not change")
+            };
+            push(
+                metric.into(),
+                Kind::Exact,
+                b as f64,
+                c as f64,
+                verdict,
+                note,
+            );
+        }
+        let memory = [
+            ("bytes_per_timer", base.bytes_per_timer, cur.bytes_per_timer),
+            (
+                "peak_rss_bytes",
+                base.peak_rss_bytes.unwrap_or(0) as f64,
+                cur.peak_rss_bytes.unwrap_or(0) as f64,
+            ),
+        ];
+        for (metric, b, c) in memory {
+            let (verdict, note) = if b == 0.0 || c == 0.0 {
+                (Verdict::NotJudged, "not measured")
+            } else if worse(Better::Lower, b, c, memory_tolerance) {
+                (Verdict::Regression, "beyond the memory tolerance")
+            } else {
+                (Verdict::Ok, "")
+            };
+            push(metric.into(), Kind::Memory, b, c, verdict, note);
+        }
+        for (tb, tc) in timings(base, baseline)
+            .into_iter()
+            .zip(timings(cur, current))
+        {
+            let (b, c) = (median_f64(tb.values.clone()), median_f64(tc.values.clone()));
+            let repeated = tb.values.len() > 1 && tc.values.len() > 1;
+            all_repeated &= repeated;
+            let floor = tb.floor.max(tc.floor);
+            let few = tb
+                .tail
+                .is_some_and(|tail| (tail * tb.samples.min(tc.samples) as f64) < MIN_TAIL_SAMPLES);
+            let (verdict, note) = if few {
+                (Verdict::NotJudged, "rests on fewer than 10 samples")
+            } else if (c - b).abs() <= floor || !worse(tb.better, b, c, tolerance) {
+                (Verdict::Ok, "")
+            } else if !repeated {
+                (Verdict::Regression, "beyond the tolerance; noise unknown")
+            } else if separated(tb.better, &tb.values, &tc.values) {
+                (Verdict::Regression, "beyond tolerance and noise")
+            } else {
+                (Verdict::WithinNoise, "repetitions overlap")
+            };
+            push(tb.name, Kind::Timing, b, c, verdict, note);
+        }
+    }
+    judged.noise_known = all_repeated;
+    judged
+}
+
+fn value(metric: &str, v: f64) -> String {
+    if metric.starts_with("cost.") && !metric.ends_with("call_p99") {
+        fine_ns(v)
+    } else if metric.starts_with("cost.") || metric.starts_with("lateness.") {
         human_ns(v)
-    } else if metric.starts_with("lateness.") {
-        format!("{v} ticks")
     } else if v.fract() == 0.0 {
         format!("{v:.0}")
     } else {
@@ -114,42 +426,233 @@ fn value(metric: &str, unit: &str, v: f64) -> String {
     }
 }
 
-/// Renders the comparison as a table.
-pub(crate) fn render(lines: &[Line], current: &Report, tolerance: f64) -> String {
-    let unit = current
-        .results
-        .first()
-        .map_or("ns", |r| r.lateness.unit.as_str());
+/// Renders the comparison: a table, then one verdict line per implementation.
+pub(crate) fn render(
+    judged: &Judged,
+    baseline: &Report,
+    current: &Report,
+    tolerance: f64,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<14}{:<20}{:>14}{:>14}{:>9}  (regression: worse by more than {:.0} %)",
-        "timer",
-        "metric",
-        "baseline",
-        "current",
-        "ratio",
+        "baseline: {} repetitions; current: {} repetitions; timing regression: worse by more than \
+         {:.0} % and beyond the repetitions' noise",
+        baseline.timing.repeat,
+        current.timing.repeat,
         tolerance * 100.0
     );
-    for l in lines {
+    let _ = writeln!(
+        out,
+        "{:<16}{:<22}{:>14}{:>14}{:>8}  verdict",
+        "timer", "metric", "baseline", "current", "ratio"
+    );
+    for l in &judged.lines {
+        let verdict = match l.verdict {
+            Verdict::Ok => "ok",
+            Verdict::WithinNoise => "within noise",
+            Verdict::NotJudged => "not judged",
+            Verdict::Changed => "CHANGED",
+            Verdict::Regression => "REGRESSION",
+        };
+        let note = if l.note.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", l.note)
+        };
         let _ = writeln!(
             out,
-            "{:<14}{:<20}{:>14}{:>14}{:>9}  {}",
+            "{:<16}{:<22}{:>14}{:>14}{:>8}  {verdict}{note}",
             l.timer,
             l.metric,
-            value(&l.metric, unit, l.baseline),
-            value(&l.metric, unit, l.current),
+            value(&l.metric, l.baseline),
+            value(&l.metric, l.current),
             l.ratio.map_or("n/a".into(), |r| format!("{r:.2}")),
-            if l.regression { "REGRESSION" } else { "" }
         );
     }
-    let regressions = lines.iter().filter(|l| l.regression).count();
-    if lines.is_empty() {
+    for name in &judged.unmatched {
+        let _ = writeln!(out, "not compared: {name} is in one report only");
+    }
+    if !judged.noise_known {
+        let _ = writeln!(
+            out,
+            "note: a report has a single repetition, so timing is judged against the tolerance \
+             alone and this diff cannot tell noise from change; run both with --repeat 5"
+        );
+    }
+    let mut timers: Vec<&str> = Vec::new();
+    for l in &judged.lines {
+        if !timers.contains(&l.timer.as_str()) {
+            timers.push(&l.timer);
+        }
+    }
+    if timers.is_empty() {
         let _ = writeln!(out, "no implementation appears in both reports");
-    } else if regressions == 0 {
-        let _ = writeln!(out, "no regressions");
-    } else {
-        let _ = writeln!(out, "{regressions} regressions");
+    }
+    for timer in timers {
+        let lines: Vec<&Line> = judged.lines.iter().filter(|l| l.timer == timer).collect();
+        let failed: Vec<String> = lines
+            .iter()
+            .filter(|l| l.verdict.fails())
+            .map(|l| match l.ratio {
+                Some(r) => format!("{} {r:.2}x", l.metric),
+                None => l.metric.clone(),
+            })
+            .collect();
+        let noisy = lines
+            .iter()
+            .filter(|l| l.verdict == Verdict::WithinNoise)
+            .count();
+        if failed.is_empty() {
+            let _ = writeln!(
+                out,
+                "verdict {timer}: ok ({noisy} beyond the tolerance but within noise)"
+            );
+        } else {
+            let changed = lines.iter().any(|l| l.verdict == Verdict::Changed);
+            let _ = writeln!(
+                out,
+                "verdict {timer}: {} ({})",
+                if changed { "CHANGED" } else { "REGRESSION" },
+                failed.join(", ")
+            );
+        }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report with `reps` repetitions whose timing figures are `scale` × a base with a little
+    /// spread.
+    pub(crate) fn report(reps: usize, scale: f64) -> Report {
+        let text = include_str!("../tests/golden/diff-base.json");
+        let mut r: Report = serde_json::from_str(text).unwrap();
+        for res in &mut r.results {
+            res.repetitions.truncate(reps);
+        }
+        scale_timing(&mut r, scale);
+        r
+    }
+
+    /// Scales every timing figure of `r` by `scale` (costs and lateness up, ops/s down).
+    pub(crate) fn scale_timing(r: &mut Report, scale: f64) {
+        let up = |v: &mut u64| *v = (*v as f64 * scale).round() as u64;
+        for res in &mut r.results {
+            res.ops_per_sec /= scale;
+            for rep in &mut res.repetitions {
+                rep.ops_per_sec /= scale;
+                for op in CostsJson::OPS {
+                    let c = match op {
+                        "insert" => &mut rep.cost.insert,
+                        "cancel" => &mut rep.cost.cancel,
+                        "reset" => &mut rep.cost.reset,
+                        _ => &mut rep.cost.fire,
+                    };
+                    up(&mut c.p50);
+                    up(&mut c.p99);
+                    up(&mut c.max);
+                    c.runs_p50 *= scale;
+                    c.runs_p99 *= scale;
+                    c.runs_mean *= scale;
+                }
+                let l = &mut rep.lateness;
+                for v in [
+                    &mut l.p50,
+                    &mut l.p90,
+                    &mut l.p99,
+                    &mut l.p999,
+                    &mut l.p9999,
+                    &mut l.max,
+                ] {
+                    up(v);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn same_report_is_clean() {
+        let a = report(5, 1.0);
+        let judged = compare(&a, &a, 0.1, 0.05);
+        assert!(!judged.regressed());
+        assert!(judged.noise_known);
+        assert!(judged
+            .lines
+            .iter()
+            .all(|l| matches!(l.verdict, Verdict::Ok | Verdict::NotJudged)));
+    }
+
+    #[test]
+    fn a_slower_build_is_a_regression_on_every_implementation() {
+        let base = report(5, 1.0);
+        let slow = report(5, 1.3);
+        let judged = compare(&base, &slow, 0.1, 0.05);
+        let text = render(&judged, &base, &slow, 0.1);
+        for r in &base.results {
+            assert!(
+                text.contains(&format!("verdict {}: REGRESSION", r.timer)),
+                "{text}"
+            );
+        }
+        // Faster is never a regression.
+        let fast = report(5, 1.0 / 1.3);
+        assert!(!compare(&base, &fast, 0.1, 0.05).regressed());
+    }
+
+    #[test]
+    fn overlapping_repetitions_are_noise_and_a_single_one_falls_back_to_the_tolerance() {
+        let base = report(5, 1.0);
+        let mut noisy = base.clone();
+        // One repetition of each implementation 30 % slower: the sets overlap.
+        for res in &mut noisy.results {
+            let mut one = Report {
+                results: vec![res.clone()],
+                ..base.clone()
+            };
+            scale_timing(&mut one, 1.3);
+            res.repetitions[0] = one.results[0].repetitions[0].clone();
+        }
+        assert!(!compare(&base, &noisy, 0.1, 0.05).regressed());
+        let single = report(1, 1.3);
+        let judged = compare(&report(1, 1.0), &single, 0.1, 0.05);
+        assert!(judged.regressed() && !judged.noise_known);
+        assert!(render(&judged, &base, &single, 0.1).contains("cannot tell noise from change"));
+    }
+
+    #[test]
+    fn a_changed_count_or_an_early_fire_fails_and_memory_has_its_own_tolerance() {
+        let base = report(5, 1.0);
+        let mut changed = base.clone();
+        changed.results[1].fired += 1;
+        let judged = compare(&base, &changed, 0.1, 0.05);
+        assert!(judged
+            .lines
+            .iter()
+            .any(|l| l.metric == "fired" && l.verdict == Verdict::Changed));
+        let mut early = base.clone();
+        early.results[0].early_fires = 1;
+        assert!(compare(&base, &early, 0.1, 0.05).regressed());
+        let mut fat = base.clone();
+        fat.results[2].bytes_per_timer *= 1.04;
+        assert!(!compare(&base, &fat, 0.1, 0.05).regressed());
+        fat.results[2].bytes_per_timer *= 1.04;
+        assert!(compare(&base, &fat, 0.1, 0.05).regressed());
+    }
+
+    #[test]
+    fn other_workloads_do_not_compare() {
+        let base = report(5, 1.0);
+        let mut other = base.clone();
+        other.workload.connections += 1;
+        other.workload.lateness = "ticks".into();
+        let err = comparable(&base, &other).unwrap_err().to_string();
+        assert!(
+            err.contains("connections") && err.contains("lateness view"),
+            "{err}"
+        );
+        assert!(comparable(&base, &base).is_ok());
+    }
 }

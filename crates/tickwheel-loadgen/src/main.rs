@@ -1,5 +1,5 @@
 //! `tickwheel-loadgen`: drives every tickwheel implementation with the same realistic timeout
-//! workload and reports, side by side, what each costs and how late it fires (DESIGN §7).
+//! workload and reports, side by side, what each costs and how late it fires.
 //!
 //! # Code map
 //! - [`args`]: the command line (clap derive; the doc comments are the `--help`).
@@ -25,6 +25,8 @@
 
 mod args;
 mod config;
+mod cost_runs;
+mod counter;
 mod diff;
 mod error;
 mod gate;
@@ -39,7 +41,6 @@ mod workload;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::time::SystemTime;
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -49,6 +50,7 @@ use tickwheel::{
 
 use crate::args::{Args, Command};
 use crate::config::{Clock, Config};
+use crate::counter::CallClock;
 use crate::error::Error;
 use crate::outcome::Outcome;
 use crate::report::json::Report;
@@ -75,7 +77,8 @@ fn run(args: Args) -> Result<u8, Error> {
             baseline,
             current,
             tolerance,
-        } => return diff(&baseline, &current, tolerance),
+            memory_tolerance,
+        } => return diff(&baseline, &current, tolerance, memory_tolerance),
     };
     load(&config)
 }
@@ -84,52 +87,72 @@ fn diff(
     baseline: &std::path::Path,
     current: &std::path::Path,
     tolerance: f64,
+    memory_tolerance: f64,
 ) -> Result<u8, Error> {
-    if !(tolerance.is_finite() && tolerance >= 0.0) {
-        return Err(Error::Input(format!(
-            "--tolerance must be a non-negative fraction (0.1 = 10 %), got {tolerance}"
-        )));
+    for (flag, value) in [
+        ("--tolerance", tolerance),
+        ("--memory-tolerance", memory_tolerance),
+    ] {
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(Error::Input(format!(
+                "{flag} must be a non-negative fraction (0.1 = 10 %), got {value}"
+            )));
+        }
     }
     let baseline = Report::read(baseline)?;
     let current = Report::read(current)?;
-    let lines = diff::compare(&baseline, &current, tolerance);
-    print!("{}", diff::render(&lines, &current, tolerance));
-    Ok(u8::from(lines.iter().any(|l| l.regression)))
+    diff::comparable(&baseline, &current)?;
+    let judged = diff::compare(&baseline, &current, tolerance, memory_tolerance);
+    print!("{}", diff::render(&judged, &baseline, &current, tolerance));
+    Ok(u8::from(judged.regressed()))
 }
 
-/// Drives every configured implementation, writes the reports, prints the table.
+/// Drives every configured implementation `--repeat` times, interleaved, writes the reports,
+/// prints the table.
 fn load(config: &Config) -> Result<u8, Error> {
-    let started = SystemTime::now();
-    let (overhead_ns, resolution_ns) = measure::clock_overhead_ns();
-    let mut outcomes = Vec::with_capacity(config.kinds.len());
-    for &kind in &config.kinds {
-        let runs: Vec<Option<usize>> = match &config.service {
-            Some(counts) => counts.iter().copied().map(Some).collect(),
-            None => vec![None],
-        };
-        for threads in runs {
-            let bar = progress_bar(config, kind, threads);
+    let clock = CallClock::new();
+    let threads: Vec<Option<usize>> = match &config.service {
+        Some(counts) => counts.iter().copied().map(Some).collect(),
+        None => vec![None],
+    };
+    let slots: Vec<(Kind, Option<usize>)> = config
+        .kinds
+        .iter()
+        .flat_map(|&kind| threads.iter().map(move |&t| (kind, t)))
+        .collect();
+    let mut runs: Vec<Vec<Outcome>> = slots.iter().map(|_| Vec::new()).collect();
+    for rep in 0..config.repeat {
+        for (&(kind, threads), reps) in slots.iter().zip(&mut runs) {
+            let bar = progress_bar(config, kind, threads, rep);
             let outcome = match kind {
-                Kind::Hashed => {
-                    drive::<HashedWheel<u64>>(kind, config, threads, overhead_ns, &bar)?
-                }
+                Kind::Hashed => drive::<HashedWheel<u64>>(kind, config, threads, &clock, &bar)?,
                 Kind::Hierarchical => {
-                    drive::<HierarchicalWheel<u64>>(kind, config, threads, overhead_ns, &bar)?
+                    drive::<HierarchicalWheel<u64>>(kind, config, threads, &clock, &bar)?
                 }
                 Kind::IndexedHeap => {
-                    drive::<IndexedHeap<u64>>(kind, config, threads, overhead_ns, &bar)?
+                    drive::<IndexedHeap<u64>>(kind, config, threads, &clock, &bar)?
                 }
-                Kind::LazyHeap => drive::<LazyHeap<u64>>(kind, config, threads, overhead_ns, &bar)?,
+                Kind::LazyHeap => drive::<LazyHeap<u64>>(kind, config, threads, &clock, &bar)?,
             };
             bar.finish_and_clear();
-            outcomes.push(outcome);
+            reps.push(outcome);
         }
     }
-    let mut report = Report::new(config, &outcomes, overhead_ns);
-    report.timing.clock_resolution_ns = resolution_ns;
+    // Each implementation's files hold its representative repetition: the median by ops/s.
+    let runs: Vec<(Vec<Outcome>, usize)> = runs
+        .into_iter()
+        .map(|reps| {
+            let mut order: Vec<usize> = (0..reps.len()).collect();
+            order.sort_by(|&a, &b| reps[a].ops_per_sec().total_cmp(&reps[b].ops_per_sec()));
+            let representative = order[(order.len() - 1) / 2];
+            (reps, representative)
+        })
+        .collect();
+    let mut report = Report::new(config, &runs, &clock);
     report.failures = gate::failures(&report, &config.thresholds);
     report.passed = report.failures.is_empty();
-    report::write_all(&config.out, &report, &outcomes, started)?;
+    let shown: Vec<&Outcome> = runs.iter().map(|(reps, i)| &reps[*i]).collect();
+    report::write_all(&config.out, &report, &shown)?;
     print!("{}", report::table::render(&report));
     println!("reports: {}", config.out.display());
     Ok(u8::from(!report.passed))
@@ -142,31 +165,34 @@ fn drive<X: Timer<u64> + FromOptions + Send + 'static>(
     kind: Kind,
     config: &Config,
     threads: Option<usize>,
-    overhead_ns: u64,
+    clock: &CallClock,
     bar: &ProgressBar,
 ) -> Result<Outcome, Error> {
     measure::reset_peak_rss();
     if let Some(threads) = threads {
-        return service_mode::run::<X>(kind.name(), &config.workload, threads, overhead_ns, bar);
+        return service_mode::run::<X>(kind.name(), &config.workload, threads, clock, bar);
     }
     let options = Options::new().preallocate(config.workload.connections as usize);
     let timer = X::from_options(options).map_err(|e| Error::Input(e.to_string()))?;
     let mut outcome = match config.clock {
-        Clock::Virtual => virtual_clock::run(timer, &config.workload, overhead_ns, bar)?,
-        Clock::Real => real_clock::run(timer, &config.workload, overhead_ns, bar)?,
+        Clock::Virtual => virtual_clock::run(timer, &config.workload, config.lateness, clock, bar)?,
+        Clock::Real => real_clock::run(timer, &config.workload, clock, bar)?,
     };
     outcome.peak_rss_bytes = measure::peak_rss_bytes();
     Ok(outcome)
 }
 
-fn progress_bar(config: &Config, kind: Kind, threads: Option<usize>) -> ProgressBar {
+fn progress_bar(config: &Config, kind: Kind, threads: Option<usize>, rep: u32) -> ProgressBar {
     if !config.progress {
         return ProgressBar::hidden();
     }
-    let label = match threads {
+    let mut label = match threads {
         Some(n) => format!("{}-t{n}", kind.name()),
         None => kind.name().to_string(),
     };
+    if config.repeat > 1 {
+        label = format!("{label} {}/{}", rep + 1, config.repeat);
+    }
     let bar = ProgressBar::new(0).with_prefix(format!("{label:>15}"));
     let style =
         ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} ms of run time ({elapsed})")

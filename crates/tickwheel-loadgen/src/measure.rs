@@ -2,20 +2,23 @@
 //!
 //! - [`Hist`] records with saturating writes: a value above its range is recorded as the
 //!   range's top and counted in `clamped`, so a wild value can neither panic nor vanish.
-//! - [`Probe`] wraps the timer under test. Every call is counted; **one call in
-//!   [`SAMPLE_EVERY`] of each operation is timed** with two `Instant::now()` readings, and the
-//!   clock's own cost (the median of back-to-back readings, measured at start) is subtracted,
-//!   saturating at 0. Sampling keeps the measuring overhead near 1/16 of a clock reading per call.
+//! - [`Probe`] wraps the timer under test. **Every call is counted and timed** with the cycle
+//!   counter of [`CallClock`] (about 1 ns resolution, its overhead subtracted), and the time
+//!   spent is kept for the driver to charge to the event loop.
 //! - Lateness and cost are also collected per interval (one second of run time) for the `.hlog`,
-//!   each interval stored compressed (V2 + DEFLATE) as soon as it closes.
+//!   each interval stored compressed (V2 + DEFLATE) as soon as it closes. Intervals start on
+//!   whole seconds; the last one runs to the end of the run, so no interval is empty or cut
+//!   short by the end.
 //! - Peak RSS is the kernel's `VmHWM` for this process, reset before each implementation through
 //!   `/proc/self/clear_refs` where the kernel allows it.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use tickwheel::{Expired, InsertError, StaleKeyError, Tick, Timer, TimerKey};
+
+use crate::counter::CallClock;
 
 /// Largest lateness recorded exactly: one hour in nanoseconds (or that many ticks).
 pub(crate) const LATENESS_MAX: u64 = 3_600_000_000_000;
@@ -26,8 +29,8 @@ pub(crate) const SIGFIG: u8 = 3;
 /// Throughput estimates leave out samples above this quantile: on a shared machine the slowest
 /// 0.01 % are preemptions, and a few milliseconds of those would swamp a 30 ns mean.
 pub(crate) const TRIM: f64 = 0.9999;
-/// One call in this many of each operation is timed.
-pub(crate) const SAMPLE_EVERY: u32 = 16;
+/// Length of one `.hlog` interval.
+pub(crate) const INTERVAL: Duration = Duration::from_secs(1);
 
 /// A histogram with a fixed range whose `record` never fails.
 #[derive(Clone, Debug)]
@@ -145,19 +148,58 @@ pub(crate) struct Interval {
 pub(crate) struct Intervals {
     current: Histogram<u64>,
     started: Duration,
+    /// The start of the last interval: whole intervals end before `run`, the last one ends with
+    /// the run.
+    last_start: Duration,
     closed: Vec<Interval>,
     serializer: V2DeflateSerializer,
 }
 
 impl Intervals {
-    /// An empty series for values in `0..=high`, starting at run time 0.
+    /// An empty series for values in `0..=high`, starting at run time 0, closed only by
+    /// [`close`](Self::close).
     pub(crate) fn new(high: u64) -> Self {
         Self {
             current: new_histogram(high),
             started: Duration::ZERO,
+            last_start: Duration::MAX,
             closed: Vec::new(),
             serializer: V2DeflateSerializer::new(),
         }
+    }
+
+    /// An empty series for values in `0..=high` over a run of length `run`: one interval per
+    /// whole second, the last one running to the end.
+    pub(crate) fn for_run(high: u64, run: Duration) -> Self {
+        let whole = run.as_nanos().saturating_sub(1) / INTERVAL.as_nanos();
+        Self {
+            last_start: INTERVAL * u32::try_from(whole).unwrap_or(u32::MAX),
+            ..Self::new(high)
+        }
+    }
+
+    /// Closes every whole interval that ends at or before run time `at`; values recorded next
+    /// go to the interval holding `at` (the last one, from its start on).
+    pub(crate) fn advance(&mut self, at: Duration) {
+        while self.started < self.last_start && at >= self.started + INTERVAL {
+            let end = self.started + INTERVAL;
+            self.close(end);
+        }
+    }
+
+    /// Closes the series at the end of the run, `run_time`, and returns every interval in time
+    /// order.
+    pub(crate) fn finish(mut self, run_time: Duration) -> Vec<Interval> {
+        self.advance(run_time);
+        let end = run_time.max(self.started);
+        self.close(end);
+        self.closed
+    }
+
+    /// Every closed interval, in time order.
+    #[cfg(test)]
+    pub(crate) fn into_closed(self) -> Vec<Interval> {
+        self.closed
     }
 
     /// Records into the current interval (values above the range are clamped; [`Hist`] counts
@@ -184,16 +226,6 @@ impl Intervals {
         }
         self.current.reset();
         self.started = at;
-    }
-
-    /// The start of the interval being recorded.
-    pub(crate) fn current_start(&self) -> Duration {
-        self.started
-    }
-
-    /// Every closed interval, in time order.
-    pub(crate) fn into_closed(self) -> Vec<Interval> {
-        self.closed
     }
 }
 
@@ -252,30 +284,30 @@ impl Calls {
     }
 }
 
-/// The timer under test, with every call counted and one in [`SAMPLE_EVERY`] timed.
+/// The timer under test, with every call counted and timed.
 pub(crate) struct Probe<X> {
     timer: X,
-    overhead_ns: u64,
-    samples: [u32; 5],
+    clock: CallClock,
+    /// Nanoseconds spent inside the timer since the driver last took them.
+    spent_ns: u64,
     /// Calls made so far.
     pub(crate) calls: Calls,
-    /// Sampled cost per operation, in nanoseconds, indexed by [`Op`].
+    /// Cost per operation, in nanoseconds, indexed by [`Op`].
     pub(crate) cost: [Hist; 5],
-    /// Sampled cost of insert, cancel, reset and fire, per interval.
+    /// Cost of insert, cancel, reset and fire, per interval.
     pub(crate) cost_intervals: Intervals,
 }
 
 impl<X: Timer<u64>> Probe<X> {
-    /// Wraps `timer`; `overhead_ns` is subtracted from each timed call (see
-    /// [`clock_overhead_ns`]).
-    pub(crate) fn new(timer: X, overhead_ns: u64) -> Self {
+    /// Wraps `timer`, timing its calls with `clock`, for a run of length `run`.
+    pub(crate) fn new(timer: X, clock: CallClock, run: Duration) -> Self {
         Self {
             timer,
-            overhead_ns,
-            samples: [0; 5],
+            clock,
+            spent_ns: 0,
             calls: Calls::default(),
             cost: std::array::from_fn(|_| Hist::new(COST_MAX)),
-            cost_intervals: Intervals::new(COST_MAX),
+            cost_intervals: Intervals::for_run(COST_MAX, run),
         }
     }
 
@@ -289,17 +321,15 @@ impl<X: Timer<u64>> Probe<X> {
         &mut self.timer
     }
 
+    /// The nanoseconds spent inside the timer since the last call of this method.
     #[inline]
-    fn sample(&mut self, op: Op) -> bool {
-        let n = &mut self.samples[op as usize];
-        *n = n.wrapping_add(1);
-        *n % SAMPLE_EVERY == 0
+    pub(crate) fn take_spent_ns(&mut self) -> u64 {
+        std::mem::take(&mut self.spent_ns)
     }
 
     #[inline]
-    fn record(&mut self, op: Op, started: Instant) {
-        let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        let ns = ns.saturating_sub(self.overhead_ns);
+    fn record(&mut self, op: Op, ns: u64) {
+        self.spent_ns = self.spent_ns.saturating_add(ns);
         self.cost[op as usize].record(ns);
         // The `.hlog` cost tag holds the four reported operations, as `<timer>-cost.hgrm` does.
         if op != Op::Idle {
@@ -307,38 +337,28 @@ impl<X: Timer<u64>> Probe<X> {
         }
     }
 
-    /// `insert`, counted and sampled.
+    /// `insert`, counted and timed.
     #[inline]
     pub(crate) fn insert(
         &mut self,
         deadline: Tick,
         payload: u64,
     ) -> Result<TimerKey, InsertError<u64>> {
-        let result = if self.sample(Op::Insert) {
-            let started = Instant::now();
-            let result = self.timer.insert(deadline, payload);
-            self.record(Op::Insert, started);
-            result
-        } else {
-            self.timer.insert(deadline, payload)
-        };
+        let timer = &mut self.timer;
+        let (result, ns) = self.clock.time(|| timer.insert(deadline, payload));
+        self.record(Op::Insert, ns);
         if result.is_ok() {
             self.calls.inserted += 1;
         }
         result
     }
 
-    /// `cancel`, counted and sampled; `None` when the timer had already fired.
+    /// `cancel`, counted and timed; `None` when the timer had already fired.
     #[inline]
     pub(crate) fn cancel(&mut self, key: TimerKey) -> Option<u64> {
-        let result = if self.sample(Op::Cancel) {
-            let started = Instant::now();
-            let result = self.timer.cancel(key);
-            self.record(Op::Cancel, started);
-            result
-        } else {
-            self.timer.cancel(key)
-        };
+        let timer = &mut self.timer;
+        let (result, ns) = self.clock.time(|| timer.cancel(key));
+        self.record(Op::Cancel, ns);
         match result {
             Some(_) => self.calls.cancelled += 1,
             None => self.calls.cancel_misses += 1,
@@ -346,57 +366,49 @@ impl<X: Timer<u64>> Probe<X> {
         result
     }
 
-    /// `reset`, counted and sampled.
+    /// `reset`, counted and timed.
     #[inline]
     pub(crate) fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
-        let result = if self.sample(Op::Reset) {
-            let started = Instant::now();
-            let result = self.timer.reset(key, deadline);
-            self.record(Op::Reset, started);
-            result
-        } else {
-            self.timer.reset(key, deadline)
-        };
+        let timer = &mut self.timer;
+        let (result, ns) = self.clock.time(|| timer.reset(key, deadline));
+        self.record(Op::Reset, ns);
         if result.is_ok() {
             self.calls.reset += 1;
         }
         result
     }
 
-    /// `poll`, counted and sampled: a returned timer counts as a fire, nothing as idle.
+    /// `poll`, counted and timed: a returned timer counts as a fire, nothing as idle.
     #[inline]
     pub(crate) fn poll(&mut self, now: Tick) -> Option<Expired<u64>> {
-        let result = if self.sample(Op::Fire) {
-            let started = Instant::now();
-            let result = self.timer.poll(now);
-            self.record(if result.is_some() { Op::Fire } else { Op::Idle }, started);
-            result
-        } else {
-            self.timer.poll(now)
-        };
+        let timer = &mut self.timer;
+        let (result, ns) = self.clock.time(|| timer.poll(now));
         match result {
-            Some(_) => self.calls.fired += 1,
-            None => self.calls.idle += 1,
+            Some(_) => {
+                self.record(Op::Fire, ns);
+                self.calls.fired += 1;
+            }
+            None => {
+                self.record(Op::Idle, ns);
+                self.calls.idle += 1;
+            }
         }
         result
     }
 
-    /// `next_deadline`, counted as idle work and sampled.
+    /// `next_deadline`, counted as idle work and timed.
     #[inline]
     pub(crate) fn next_deadline(&mut self) -> Option<Tick> {
+        let timer = &self.timer;
+        let (result, ns) = self.clock.time(|| timer.next_deadline());
+        self.record(Op::Idle, ns);
         self.calls.idle += 1;
-        if self.sample(Op::Idle) {
-            let started = Instant::now();
-            let result = self.timer.next_deadline();
-            self.record(Op::Idle, started);
-            result
-        } else {
-            self.timer.next_deadline()
-        }
+        result
     }
 
-    /// Estimated time spent inside the timer: per operation, the mean sampled cost (without the
-    /// slowest 0.01 % of samples, see [`TRIM`]) times the number of calls.
+    /// Estimated time spent inside the timer: per operation, the mean cost (without the slowest
+    /// 0.01 % of calls, see [`TRIM`], and less what an empty timed call reads on average, see
+    /// [`CallClock::empty_mean_ns`]) times the number of calls.
     pub(crate) fn estimated_busy(&self) -> Duration {
         let c = &self.calls;
         let counts = [
@@ -409,25 +421,10 @@ impl<X: Timer<u64>> Probe<X> {
         let ns: f64 = counts
             .iter()
             .zip(&self.cost)
-            .map(|(&n, h)| n as f64 * h.trimmed_mean(TRIM))
+            .map(|(&n, h)| n as f64 * (h.trimmed_mean(TRIM) - self.clock.empty_mean_ns()).max(0.0))
             .sum();
         Duration::from_nanos(ns as u64)
     }
-}
-
-/// What timing costs and resolves: the median of many back-to-back `Instant` reading pairs (the
-/// overhead subtracted from each sample), and the smallest non-zero difference seen (the clock's
-/// granularity: costs below it read as 0 or one step), both in ns.
-pub(crate) fn clock_overhead_ns() -> (u64, u64) {
-    let mut samples: Vec<u64> = (0..10_001)
-        .map(|_| {
-            let started = Instant::now();
-            u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX)
-        })
-        .collect();
-    samples.sort_unstable();
-    let resolution = samples.iter().copied().find(|&d| d > 0).unwrap_or(1);
-    (samples[samples.len() / 2], resolution)
 }
 
 /// Resets the kernel's peak-RSS mark for this process (Linux `clear_refs` value 5). Best

@@ -1,7 +1,7 @@
 //! What one implementation's run produced: counts, histograms, memory. The reports and the gate
 //! read only this.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use tickwheel::Stats;
 
@@ -55,7 +55,7 @@ pub(crate) struct Outcome {
     pub(crate) cost: [Hist; 5],
     /// Sampled cost of every operation, per second of run time.
     pub(crate) cost_intervals: Vec<Interval>,
-    /// Lateness of every fire: ticks (virtual) or ns (real).
+    /// Lateness of every fire, in ns.
     pub(crate) lateness: Hist,
     /// Lateness per second of run time.
     pub(crate) lateness_intervals: Vec<Interval>,
@@ -67,6 +67,11 @@ pub(crate) struct Outcome {
     pub(crate) allocated_at_peak: u64,
     /// The process's peak RSS during this run (`VmHWM`), when known.
     pub(crate) peak_rss_bytes: Option<u64>,
+    /// Per-call cost of insert, cancel, reset and fire from runs of identical calls, in ps
+    /// (`None` for a service run).
+    pub(crate) run_costs: Option<crate::cost_runs::RunCosts>,
+    /// When this run started (each implementation and repetition has its own).
+    pub(crate) started: SystemTime,
     /// The implementation's own work counters.
     pub(crate) stats: Stats,
 }
@@ -107,14 +112,6 @@ impl Outcome {
             self.arrivals as f64 / secs
         } else {
             0.0
-        }
-    }
-
-    /// The unit lateness is recorded in.
-    pub(crate) fn lateness_unit(&self) -> &'static str {
-        match self.clock {
-            Clock::Virtual => "ticks",
-            Clock::Real => "ns",
         }
     }
 }

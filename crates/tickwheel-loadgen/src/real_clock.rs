@@ -9,6 +9,8 @@
 //! instead of hiding itself (no coordinated omission). Lateness is the instant `poll` returned
 //! the timer minus its intended deadline instant, in nanoseconds. How late arrivals were handled
 //! is kept too, and arrivals still waiting when the run ends are reported as a rate shortfall.
+//! With `--handler-cost`, the loop spins that long per event (arrival, response, fired timer),
+//! as an application's own work would keep it busy.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -17,6 +19,7 @@ use indicatif::ProgressBar;
 use tickwheel::{TickClock, Timer};
 
 use crate::config::{nanos, Clock, Workload};
+use crate::counter::CallClock;
 use crate::error::Error;
 use crate::measure::{Hist, LATENESS_MAX};
 use crate::outcome::Outcome;
@@ -31,12 +34,20 @@ use crate::workload::Generator;
 pub(crate) fn run<X: Timer<u64>>(
     timer: X,
     workload: &Workload,
-    overhead_ns: u64,
+    call_clock: &CallClock,
     progress: &ProgressBar,
 ) -> Result<Outcome, Error> {
     let wall = Instant::now();
     let tick_ns = workload.tick_ns();
-    let mut server = Server::open(timer, workload, overhead_ns)?;
+    let handle = |handler: Duration| {
+        if !handler.is_zero() {
+            let until = Instant::now() + handler;
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
+        }
+    };
+    let mut server = Server::open(timer, workload, call_clock)?;
     let mut generator = Generator::new(workload);
     let mut arrival = generator.next_arrival();
     let mut lag = Hist::new(LATENESS_MAX);
@@ -67,6 +78,7 @@ pub(crate) fn run<X: Timer<u64>>(
                 }
                 (None, None) => break,
             }
+            handle(workload.handler_cost);
         }
         let tick = clock.now_tick(now);
         server.close_intervals(now - origin);
@@ -75,6 +87,7 @@ pub(crate) fn run<X: Timer<u64>>(
             let lateness = fired_ns.checked_sub(server.due_ns(&expired));
             let lateness = lateness.filter(|_| tick >= expired.deadline);
             server.fired(&expired, lateness)?;
+            handle(workload.handler_cost);
         }
         if now >= end {
             break;
@@ -113,7 +126,7 @@ pub(crate) fn run<X: Timer<u64>>(
     // The last poll was at `now`: what is due by then and still pending is overdue.
     let final_tick = clock.now_tick(now);
     let run_time = now - origin;
-    let mut outcome = server.finish(Clock::Real, final_tick, run_time, wall);
+    let mut outcome = server.finish(Clock::Real, final_tick, run_time, wall, call_clock)?;
     outcome.arrival_lag = Some(lag);
     outcome.arrivals_intended = intended;
     Ok(outcome)
@@ -135,10 +148,12 @@ mod tests {
             slow_fraction: 0.1,
             tick: Duration::from_millis(1),
             seed: 3,
+            handler_cost: Duration::ZERO,
         };
+        let clock = CallClock::new();
         for kind in Kind::ALL {
             let timer = kind.build::<u64>(Options::new()).unwrap();
-            let o = run(timer, &w, 0, &ProgressBar::hidden()).unwrap();
+            let o = run(timer, &w, &clock, &ProgressBar::hidden()).unwrap();
             assert_eq!(o.early_fires, 0, "{kind}");
             assert_eq!(
                 o.scheduled,

@@ -18,11 +18,12 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use tickwheel::{Expired, Tick, Timer, TimerKey};
 
 use crate::config::{nanos, Clock, Workload};
+use crate::counter::CallClock;
 use crate::error::Error;
 use crate::measure::{Hist, Intervals, Probe, LATENESS_MAX};
 use crate::outcome::Outcome;
@@ -30,9 +31,6 @@ use crate::workload::{Arrival, Generator};
 
 /// Flag bit of an idle timer's payload; the low bits are the connection.
 pub(crate) const IDLE: u64 = 1 << 63;
-
-/// How often lateness and cost intervals close for the `.hlog`.
-pub(crate) const INTERVAL: Duration = Duration::from_secs(1);
 
 /// The server state around the timer under test.
 pub(crate) struct Server<X> {
@@ -56,13 +54,15 @@ pub(crate) struct Server<X> {
     pub(crate) request_fired: u64,
     /// Fires before their deadline (must stay 0).
     pub(crate) early_fires: u64,
-    /// Lateness of each fire (ticks on the virtual clock, ns on the real one).
+    /// Lateness of each fire, in ns.
     pub(crate) lateness: Hist,
     lateness_intervals: Intervals,
     /// Most timers pending at once.
     pub(crate) peak_live: u64,
     /// `allocated_bytes()` when `peak_live` was reached.
     pub(crate) allocated_at_peak: u64,
+    /// When this run started, for the `.hlog`.
+    started: SystemTime,
 }
 
 impl<X: Timer<u64>> Server<X> {
@@ -71,10 +71,10 @@ impl<X: Timer<u64>> Server<X> {
     ///
     /// # Errors
     /// [`Error::Contract`] when the timer refuses an insert.
-    pub(crate) fn open(timer: X, workload: &Workload, overhead_ns: u64) -> Result<Self, Error> {
+    pub(crate) fn open(timer: X, workload: &Workload, clock: &CallClock) -> Result<Self, Error> {
         let connections = workload.connections as usize;
         let mut server = Self {
-            probe: Probe::new(timer, overhead_ns),
+            probe: Probe::new(timer, clock.clone(), workload.duration),
             idle: Vec::with_capacity(connections),
             idle_due_ns: Vec::with_capacity(connections),
             responses: BinaryHeap::new(),
@@ -87,9 +87,10 @@ impl<X: Timer<u64>> Server<X> {
             request_fired: 0,
             early_fires: 0,
             lateness: Hist::new(LATENESS_MAX),
-            lateness_intervals: Intervals::new(LATENESS_MAX),
+            lateness_intervals: Intervals::for_run(LATENESS_MAX, workload.duration),
             peak_live: 0,
             allocated_at_peak: 0,
+            started: SystemTime::now(),
         };
         for (conn, due_ns) in Generator::initial_idle_deadlines(workload).enumerate() {
             let key = server.insert(due_ns, IDLE | conn as u64)?;
@@ -202,37 +203,40 @@ impl<X: Timer<u64>> Server<X> {
         Ok(())
     }
 
-    /// Closes every whole interval up to run time `at`.
+    /// Closes every whole interval that ends by run time `at`.
     pub(crate) fn close_intervals(&mut self, at: Duration) {
-        while at >= self.lateness_intervals.current_start() + INTERVAL {
-            let end = self.lateness_intervals.current_start() + INTERVAL;
-            self.lateness_intervals.close(end);
-            self.probe.cost_intervals.close(end);
-        }
+        self.lateness_intervals.advance(at);
+        self.probe.cost_intervals.advance(at);
     }
 
-    /// Ends the run at tick `now` after `run_time`: drains what is left, splitting it into
-    /// overdue (deadline at or before `now`) and still pending, and gathers the outcome.
+    /// Ends the run at tick `now` after `run_time`: times the [cost runs](crate::cost_runs)
+    /// there, drains what is left, splitting it into overdue (deadline at or before `now`) and
+    /// still pending, and gathers the outcome.
+    ///
+    /// # Errors
+    /// [`Error::Contract`] when the cost runs find the timer broken.
     pub(crate) fn finish(
         mut self,
         clock: Clock,
         now: Tick,
         run_time: Duration,
         wall: Instant,
-    ) -> Outcome {
-        self.close_intervals(run_time);
-        let last = self.lateness_intervals.current_start();
-        if run_time > last || last.is_zero() {
-            self.lateness_intervals.close(run_time);
-            self.probe.cost_intervals.close(run_time);
-        }
+        call_clock: &CallClock,
+    ) -> Result<Outcome, Error> {
         let stats = self.probe.timer().stats();
+        let run_costs = crate::cost_runs::measure(
+            self.probe.timer_mut(),
+            call_clock,
+            now,
+            self.request_ns.div_ceil(self.tick_ns),
+            self.idle_ns.div_ceil(self.tick_ns),
+        )?;
         let busy = self.probe.estimated_busy();
         let name = self.probe.timer().name();
         let left = self.probe.timer_mut().drain();
         let overdue_at_end = left.iter().filter(|e| e.deadline <= now).count() as u64;
         let calls = self.probe.calls;
-        Outcome {
+        Ok(Outcome {
             timer: name,
             clock,
             threads: None,
@@ -252,15 +256,17 @@ impl<X: Timer<u64>> Server<X> {
             run_time,
             wall: wall.elapsed(),
             cost: self.probe.cost,
-            cost_intervals: self.probe.cost_intervals.into_closed(),
+            cost_intervals: self.probe.cost_intervals.finish(run_time),
             lateness: self.lateness,
-            lateness_intervals: self.lateness_intervals.into_closed(),
+            lateness_intervals: self.lateness_intervals.finish(run_time),
             arrival_lag: None,
             arrivals_intended: self.arrivals,
             peak_live: self.peak_live,
             allocated_at_peak: self.allocated_at_peak,
             peak_rss_bytes: None,
+            started: self.started,
+            run_costs: Some(run_costs),
             stats,
-        }
+        })
     }
 }

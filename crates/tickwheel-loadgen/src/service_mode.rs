@@ -1,5 +1,5 @@
 //! `--service`: the thread-safe [`TimerService`](tickwheel_service::TimerService) under load from several producer threads, on
-//! the real clock (issue 5, item 5).
+//! the real clock.
 //!
 //! The workload is split evenly: producer thread `t` of `n` owns connections
 //! `t·c/n .. (t+1)·c/n` and generates `rate/n` requests per second with seed `seed + t`, through
@@ -14,7 +14,7 @@
 //! and the service's rounded-up deadline, so a reset racing the fire can only overstate it). An
 //! early fire is `fired_at` before the service's deadline.
 //!
-//! Cost per call (schedule, cancel, reset) is sampled in the producers as in [`Probe`](crate::measure::Probe)
+//! Cost per call (schedule, cancel, reset) is timed in the producers as in [`Probe`](crate::measure::Probe)
 //! — lock waits included, so contention shows — and merged over threads. The fire cost is the
 //! driver's and is not sampled here. `ops_per_sec` is the call capacity: threads × calls ÷ time
 //! spent inside calls. Bytes per timer is not reported (0 in the JSON, `n/a` in the table): the
@@ -36,12 +36,11 @@ use tickwheel::{FromOptions, Stats, Timer};
 use tickwheel_service::{Builder, Delivery, Fired, ServiceKey, TimerHandle};
 
 use crate::config::{nanos, Clock, Workload};
+use crate::counter::CallClock;
 use crate::error::Error;
-use crate::measure::{
-    Calls, Hist, Interval, Intervals, Op, COST_MAX, LATENESS_MAX, SAMPLE_EVERY, TRIM,
-};
+use crate::measure::{Calls, Hist, Interval, Intervals, Op, COST_MAX, LATENESS_MAX, TRIM};
 use crate::outcome::Outcome;
-use crate::server::{IDLE, INTERVAL};
+use crate::server::IDLE;
 use crate::workload::Generator;
 
 /// The thread counts a `--threads n` run measures: powers of two below `n`, then `n`.
@@ -73,10 +72,9 @@ struct Produced {
     busy: Duration,
 }
 
-/// One call in [`SAMPLE_EVERY`] of each kind timed, as [`Probe`](crate::measure::Probe) does.
+/// Every call timed, as [`Probe`](crate::measure::Probe) does.
 struct Sampler {
-    overhead_ns: u64,
-    n: [u32; 5],
+    clock: CallClock,
     cost: [Hist; 5],
     intervals: Intervals,
 }
@@ -84,14 +82,7 @@ struct Sampler {
 impl Sampler {
     #[inline]
     fn time<R>(&mut self, op: Op, f: impl FnOnce() -> R) -> R {
-        let n = &mut self.n[op as usize];
-        *n = n.wrapping_add(1);
-        if *n % SAMPLE_EVERY != 0 {
-            return f();
-        }
-        let started = Instant::now();
-        let result = f();
-        let ns = nanos(started.elapsed()).saturating_sub(self.overhead_ns);
+        let (result, ns) = self.clock.time(f);
         self.cost[op as usize].record(ns);
         if op != Op::Idle {
             self.intervals.record(ns);
@@ -109,19 +100,20 @@ pub(crate) fn run<X>(
     name: &'static str,
     workload: &Workload,
     threads: usize,
-    overhead_ns: u64,
+    call_clock: &CallClock,
     progress: &ProgressBar,
 ) -> Result<Outcome, Error>
 where
     X: Timer<u64> + FromOptions + Send + 'static,
 {
     let wall = Instant::now();
+    let started = std::time::SystemTime::now();
     let connections = workload.connections as usize;
     let idle_due: Arc<Vec<AtomicU64>> =
         Arc::new((0..connections).map(|_| AtomicU64::new(0)).collect());
     let log = Arc::new(Mutex::new(FireLog {
         lateness: Hist::new(LATENESS_MAX),
-        intervals: Intervals::new(LATENESS_MAX),
+        intervals: Intervals::for_run(LATENESS_MAX, workload.duration),
         early: 0,
         idle_fired: 0,
         request_fired: 0,
@@ -165,6 +157,7 @@ where
         part.seed = workload.seed.wrapping_add(t as u64);
         let handle = service.handle();
         let idle_due = idle_due.clone();
+        let call_clock = call_clock.clone();
         let bar = if t == 0 {
             progress.clone()
         } else {
@@ -181,7 +174,7 @@ where
                         origin,
                         end,
                         &idle_due,
-                        overhead_ns,
+                        &call_clock,
                         &bar,
                     )
                 })
@@ -215,7 +208,7 @@ where
             let guard = shared.lock().unwrap_or_else(|e| e.into_inner());
             FireLog {
                 lateness: guard.lateness.clone(),
-                intervals: Intervals::new(LATENESS_MAX),
+                intervals: Intervals::for_run(LATENESS_MAX, workload.duration),
                 early: guard.early,
                 idle_fired: guard.idle_fired,
                 request_fired: guard.request_fired,
@@ -223,8 +216,7 @@ where
         }
     };
     let run_time = stopped - origin;
-    let mut lateness_intervals = log.intervals;
-    close_through(&mut lateness_intervals, run_time);
+    let lateness_intervals = log.intervals;
     let mut calls = Calls::default();
     let mut cost: [Hist; 5] = std::array::from_fn(|_| Hist::new(COST_MAX));
     let mut lag = Hist::new(LATENESS_MAX);
@@ -270,12 +262,14 @@ where
         cost,
         cost_intervals: crate::measure::merge_intervals(&per_thread_intervals),
         lateness: log.lateness,
-        lateness_intervals: lateness_intervals.into_closed(),
+        lateness_intervals: lateness_intervals.finish(run_time),
         arrival_lag: Some(lag),
         peak_live,
         // The service does not expose its shards' allocated_bytes; see the module doc.
         allocated_at_peak: 0,
         peak_rss_bytes: Some(rss_after),
+        started,
+        run_costs: None,
         stats: Stats {
             inserted: stats.scheduled,
             cancelled: stats.cancelled,
@@ -284,17 +278,6 @@ where
             ..Stats::default()
         },
     })
-}
-
-fn close_through(intervals: &mut Intervals, run_time: Duration) {
-    while run_time >= intervals.current_start() + INTERVAL {
-        let end = intervals.current_start() + INTERVAL;
-        intervals.close(end);
-    }
-    let last = intervals.current_start();
-    if run_time > last || last.is_zero() {
-        intervals.close(run_time);
-    }
 }
 
 /// The delivery callback's work: lateness against the intended deadline, early-fire check.
@@ -311,7 +294,7 @@ fn record_fire(log: &Mutex<FireLog>, idle_due: &[AtomicU64], origin: Instant, fi
     };
     let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
     let at = fired.fired_at.saturating_duration_since(origin);
-    close_through_open(&mut log.intervals, at);
+    log.intervals.advance(at);
     if fired.fired_at < fired.deadline {
         log.early += 1;
     } else {
@@ -326,14 +309,6 @@ fn record_fire(log: &Mutex<FireLog>, idle_due: &[AtomicU64], origin: Instant, fi
     }
 }
 
-/// Closes whole intervals up to `at`, leaving the current one open.
-fn close_through_open(intervals: &mut Intervals, at: Duration) {
-    while at >= intervals.current_start() + INTERVAL {
-        let end = intervals.current_start() + INTERVAL;
-        intervals.close(end);
-    }
-}
-
 /// One producer thread: its share of connections and requests, through its own handle.
 /// Returns what it measured and the most timers it saw pending.
 #[allow(clippy::too_many_arguments)]
@@ -344,7 +319,7 @@ fn produce<X: Timer<u64>>(
     origin: Instant,
     end: Instant,
     idle_due: &[AtomicU64],
-    overhead_ns: u64,
+    clock: &CallClock,
     progress: &ProgressBar,
 ) -> Result<(Produced, u64), Error> {
     let tick_ns = workload.tick_ns();
@@ -352,10 +327,9 @@ fn produce<X: Timer<u64>>(
     let idle_ns = nanos(workload.idle_timeout);
     let request_ns = nanos(workload.request_timeout);
     let mut sampler = Sampler {
-        overhead_ns,
-        n: [0; 5],
+        clock: clock.clone(),
         cost: std::array::from_fn(|_| Hist::new(COST_MAX)),
-        intervals: Intervals::new(COST_MAX),
+        intervals: Intervals::for_run(COST_MAX, workload.duration),
     };
     let mut calls = Calls::default();
     let refused = |e: tickwheel_service::ScheduleError<u64>| {
@@ -384,7 +358,7 @@ fn produce<X: Timer<u64>>(
         now = Instant::now();
         let now_ns = nanos(now.min(end) - origin);
         let real_ns = nanos(now - origin);
-        close_through_open(&mut sampler.intervals, now - origin);
+        sampler.intervals.advance(now - origin);
         loop {
             let response_ns = responses.peek().map(|r| r.0 .0).filter(|&t| t <= now_ns);
             let arrival_ns = arrival.map(|a| a.at_ns).filter(|&t| t <= now_ns);
@@ -461,7 +435,6 @@ fn produce<X: Timer<u64>>(
         intended += 1;
         arrival = generator.next_arrival();
     }
-    close_through(&mut sampler.intervals, now - origin);
     let counts = [
         calls.inserted,
         calls.cancelled + calls.cancel_misses,
@@ -478,7 +451,7 @@ fn produce<X: Timer<u64>>(
         Produced {
             calls,
             cost: sampler.cost,
-            intervals: sampler.intervals.into_closed(),
+            intervals: sampler.intervals.finish(now - origin),
             lag,
             arrivals,
             intended,
@@ -512,9 +485,12 @@ mod tests {
             slow_fraction: 0.1,
             tick: Duration::from_millis(1),
             seed: 5,
+            handler_cost: Duration::ZERO,
         };
-        let o = run::<HierarchicalWheel<u64>>("hierarchical", &w, 2, 0, &ProgressBar::hidden())
-            .unwrap();
+        let clock = CallClock::new();
+        let o =
+            run::<HierarchicalWheel<u64>>("hierarchical", &w, 2, &clock, &ProgressBar::hidden())
+                .unwrap();
         assert_eq!(o.early_fires, 0);
         assert_eq!(
             o.scheduled,

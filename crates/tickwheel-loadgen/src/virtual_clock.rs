@@ -1,4 +1,5 @@
-//! The virtual-clock driver: deterministic discrete-event time.
+//! The virtual-clock driver: deterministic discrete-event time, with the loop's own work
+//! charged.
 //!
 //! The timer is driven exactly as a single-threaded event loop would drive it. Three sources of
 //! events are merged in time order: the next request arrival, the next response, and the
@@ -7,42 +8,65 @@
 //! advanced since the last poll; within one tick nothing new can come due, because every
 //! deadline set in a tick lies in a later tick — and then handles the event.
 //!
-//! Lateness is `poll tick − deadline tick`; since the loop wakes at every `next_deadline()`, a
-//! correct timer fires at lateness 0 and anything else shows up at once. Event order and every
-//! count depend only on the seed, so all implementations must agree on them.
+//! **Which events happen, in which order, and what they do to the timer depend only on the
+//! seed**: every call gets the tick of the event's intended time. So the counts are identical
+//! across implementations and repetitions, and the run checks that they are.
+//!
+//! **When the loop handles them depends on the timer**: the loop keeps its own clock, which
+//! each timer call advances by its measured cost (see [`Probe`](crate::measure::Probe)) and
+//! each event (arrival, response, fired timer) by `--handler-cost`. An event that comes due
+//! while the loop is busy is handled when the loop is free, in the same order as before. A fired
+//! timer is handed to the application at the loop's clock just after the `poll` that returned
+//! it, so:
+//!
+//! - lateness = hand-over instant − the timer's intended deadline instant, in ns. It includes
+//!   tick rounding, the same for every implementation: the deadline rounds up to its tick and
+//!   the loop wakes at tick boundaries, so with a 1 ms tick a timer is up to 1 ms late from
+//!   rounding alone;
+//! - a slow call (a 0.8 ms cascade) makes every timer due behind it late by as much.
+//!
+//! With `--lateness ticks` lateness is instead `(poll tick − deadline tick) × tick`: 0 for a
+//! correct timer, since the loop wakes at every `next_deadline()`.
 
 use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 use tickwheel::{Tick, Timer};
 
-use crate::config::{nanos, Clock, Workload};
+use crate::config::{nanos, Clock, LatenessView, Workload};
+use crate::counter::CallClock;
 use crate::error::Error;
 use crate::outcome::Outcome;
 use crate::server::Server;
 use crate::workload::Generator;
 
-/// Runs `workload` against `timer` on virtual time.
+/// Runs `workload` against `timer` on virtual time, timing calls with `clock`.
 ///
 /// # Errors
 /// [`Error::Contract`] when the timer breaks its contract in a way the loop cannot go on from.
 pub(crate) fn run<X: Timer<u64>>(
     timer: X,
     workload: &Workload,
-    overhead_ns: u64,
+    view: LatenessView,
+    clock: &CallClock,
     progress: &ProgressBar,
 ) -> Result<Outcome, Error> {
     let wall = Instant::now();
     let tick_ns = workload.tick_ns();
     let end_ns = nanos(workload.duration);
-    let mut server = Server::open(timer, workload, overhead_ns)?;
+    let handler_ns = nanos(workload.handler_cost);
+    let mut server = Server::open(timer, workload, clock)?;
     let mut generator = Generator::new(workload);
     let mut arrival = generator.next_arrival();
     let mut polled: Option<Tick> = None;
+    // The loop's own clock: when it is free to take the next event, in ns since the start.
+    let mut free_ns: u64 = server.probe.take_spent_ns();
     progress.set_length(end_ns / 1_000_000);
     let mut events: u32 = 0;
     loop {
-        let wake_ns = server.probe.next_deadline().map(|d| {
+        let next = server.probe.next_deadline();
+        free_ns = free_ns.saturating_add(server.probe.take_spent_ns());
+        let wake_ns = next.map(|d| {
             let d = polled.map_or(d, |p| d.max(p + 1));
             d.saturating_mul(tick_ns)
         });
@@ -58,23 +82,39 @@ pub(crate) fn run<X: Timer<u64>>(
         if t > end_ns {
             break;
         }
+        free_ns = free_ns.max(t);
         let now = t / tick_ns;
         if polled.map_or(true, |p| now > p) {
             server.close_intervals(Duration::from_nanos(t));
             while let Some(expired) = server.probe.poll(now) {
-                let lateness = now.checked_sub(expired.deadline);
+                free_ns = free_ns.saturating_add(server.probe.take_spent_ns());
+                let lateness = if now < expired.deadline {
+                    None
+                } else {
+                    match view {
+                        LatenessView::Loop => free_ns.checked_sub(server.due_ns(&expired)),
+                        LatenessView::Ticks => {
+                            Some((now - expired.deadline).saturating_mul(tick_ns))
+                        }
+                    }
+                };
                 server.fired(&expired, lateness)?;
+                free_ns = free_ns.saturating_add(handler_ns);
             }
+            free_ns = free_ns.saturating_add(server.probe.take_spent_ns());
             polled = Some(now);
         }
         if response_ns == Some(t) {
             server.respond();
+            free_ns = free_ns.saturating_add(handler_ns);
         } else if let (Some(a), Some(at)) = (arrival, arrival_ns) {
             if at == t {
                 server.arrive(a)?;
                 arrival = generator.next_arrival();
+                free_ns = free_ns.saturating_add(handler_ns);
             }
         }
+        free_ns = free_ns.saturating_add(server.probe.take_spent_ns());
         events = events.wrapping_add(1);
         if events % (1 << 16) == 0 {
             progress.set_position(t / 1_000_000);
@@ -82,7 +122,13 @@ pub(crate) fn run<X: Timer<u64>>(
     }
     progress.set_position(end_ns / 1_000_000);
     let end_tick = end_ns / tick_ns;
-    Ok(server.finish(Clock::Virtual, end_tick, workload.duration, wall))
+    server.finish(
+        Clock::Virtual,
+        end_tick.max(polled.unwrap_or(0)),
+        workload.duration,
+        wall,
+        clock,
+    )
 }
 
 #[cfg(test)]
@@ -100,12 +146,17 @@ mod tests {
             slow_fraction: 0.05,
             tick: Duration::from_millis(1),
             seed: 11,
+            handler_cost: Duration::ZERO,
         }
     }
 
-    fn drive(kind: Kind, w: &Workload) -> Outcome {
+    fn drive_view(kind: Kind, w: &Workload, view: LatenessView) -> Outcome {
         let timer = kind.build::<u64>(Options::new()).unwrap();
-        run(timer, w, 0, &ProgressBar::hidden()).unwrap()
+        run(timer, w, view, &CallClock::new(), &ProgressBar::hidden()).unwrap()
+    }
+
+    fn drive(kind: Kind, w: &Workload) -> Outcome {
+        drive_view(kind, w, LatenessView::Ticks)
     }
 
     #[test]
@@ -135,7 +186,7 @@ mod tests {
             assert_eq!(
                 o.lateness.max(),
                 0,
-                "{} polls at every next_deadline",
+                "{} polls at every next_deadline, so tick lateness is 0",
                 o.timer
             );
         }
@@ -163,5 +214,65 @@ mod tests {
             .lateness_intervals
             .iter()
             .all(|i| i.length == Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn last_interval_runs_to_the_end_and_keeps_every_fire() {
+        let mut w = small();
+        w.duration = Duration::from_millis(2_500);
+        let o = drive(Kind::Hierarchical, &w);
+        let lengths: Vec<Duration> = o.lateness_intervals.iter().map(|i| i.length).collect();
+        assert_eq!(
+            lengths,
+            [1000, 1000, 500].map(Duration::from_millis),
+            "whole seconds, then the rest"
+        );
+        let mut total = 0;
+        for i in &o.lateness_intervals {
+            let h: hdrhistogram::Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+                .deserialize(&mut i.encoded.as_slice())
+                .unwrap();
+            total += h.len();
+        }
+        assert_eq!(total, o.lateness.count(), "the intervals hold every fire");
+    }
+
+    #[test]
+    fn loop_lateness_charges_costs_without_changing_what_happens() {
+        let w = small();
+        let ticks = drive_view(Kind::Hierarchical, &w, LatenessView::Ticks);
+        let looped = drive_view(Kind::Hierarchical, &w, LatenessView::Loop);
+        let mut busy = w.clone();
+        busy.handler_cost = Duration::from_micros(20);
+        let handled = drive_view(Kind::Hierarchical, &busy, LatenessView::Loop);
+        let key = |o: &Outcome| {
+            (
+                o.scheduled,
+                o.cancelled,
+                o.reset,
+                o.fired,
+                o.idle_fired,
+                o.pending_at_end,
+            )
+        };
+        assert_eq!(key(&ticks), key(&looped), "the view changes no event");
+        assert_eq!(key(&ticks), key(&handled), "a busy loop changes no event");
+        for o in [&looped, &handled] {
+            assert_eq!(o.early_fires, 0);
+            assert_eq!(o.lateness.count(), o.fired);
+        }
+        // Tick rounding alone: deadlines are uniform within their tick, so the median fire is
+        // about half a tick late, never a whole tick at p50.
+        let p50 = looped.lateness.quantile(0.5);
+        assert!((200_000..800_000).contains(&p50), "p50 {p50} ns");
+        // 20 µs per event at 40k requests/s (two events each) keeps the loop 160 % busy: it
+        // falls further and further behind, and every fire shows it.
+        assert!(
+            handled.lateness.quantile(0.5) > 10 * looped.lateness.quantile(0.5),
+            "{} vs {}",
+            handled.lateness.quantile(0.5),
+            looped.lateness.quantile(0.5)
+        );
+        assert!(handled.lateness.max() > 100_000_000);
     }
 }

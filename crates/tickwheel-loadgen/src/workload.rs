@@ -1,5 +1,5 @@
-//! The seeded workload: an open-loop stream of requests over a server's connections
-//! (DESIGN §7). The stream depends only on the [`Workload`] (seed included), never on the timer
+//! The seeded workload: an open-loop stream of requests over a server's connections.
+//! The stream depends only on the [`Workload`] (seed included), never on the timer
 //! under test, so every implementation sees the same events in the same order.
 //!
 //! - **Arrivals** form a Poisson process of `rate` requests per second (exponential gaps): open
@@ -129,6 +129,7 @@ mod tests {
             slow_fraction: 0.05,
             tick: Duration::from_millis(1),
             seed: 7,
+            handler_cost: Duration::ZERO,
         }
     }
 

@@ -110,6 +110,27 @@ fn bad_input_fails_fast_with_exit_2_and_a_clear_message() {
             "--max-cost `insert.p99=fast`",
         ),
         (vec!["compare", "--out", &unwritable], "--out"),
+        (vec!["compare", "--repeat", "0"], "--repeat must be in 1..="),
+        (
+            vec!["compare", "--repeat", "1000"],
+            "--repeat must be in 1..=",
+        ),
+        (
+            vec!["compare", "--handler-cost", "-1us"],
+            "must not be negative",
+        ),
+        (
+            vec!["compare", "--handler-cost=-5ns"],
+            "must not be negative",
+        ),
+        (
+            vec!["compare", "--handler-cost", "2s"],
+            "--handler-cost must be at most",
+        ),
+        (
+            vec!["compare", "--clock", "real", "--lateness", "ticks"],
+            "--lateness ticks applies to the virtual clock",
+        ),
     ];
     for (args, message) in cases {
         let mut args = args.clone();
@@ -157,7 +178,8 @@ fn compare_writes_every_report_and_counts_agree() {
         assert!(stdout.contains(name), "{name} missing from\n{stdout}");
     }
     let json = report(dir.path());
-    assert_eq!(json["schema"], 1);
+    assert_eq!(json["schema"], 2);
+    assert_eq!(json["timing"]["repeat"], 3);
     let results = json["results"].as_array().unwrap();
     assert_eq!(results.len(), 4);
     for r in results {
@@ -198,6 +220,13 @@ fn compare_writes_every_report_and_counts_agree() {
             .sum::<u64>();
         assert_eq!(r["scheduled"].as_u64().unwrap(), ended);
         assert_eq!(r["early_fires"], 0);
+        let reps = r["repetitions"].as_array().unwrap();
+        assert_eq!(reps.len(), 3);
+        for rep in reps {
+            assert_eq!(rep["fired"], r["fired"], "repetitions agree on counts");
+            assert!(rep["ops_per_sec"].as_f64().unwrap() > 0.0);
+        }
+        assert!(r["cost"]["insert"]["runs_p50"].as_f64().unwrap() > 0.0);
         let timer = r["timer"].as_str().unwrap();
         for file in [
             format!("{timer}-lateness.hgrm"),
@@ -359,13 +388,19 @@ fn diff_marks_regressions_and_exits_by_them() {
     let baseline: PathBuf = dir.path().join("report.json");
 
     let same = diff(&baseline, &baseline);
-    assert_eq!(same.status.code(), Some(0), "{}", text(&same.stdout));
-    assert!(text(&same.stdout).contains("no regressions"));
+    let stdout = text(&same.stdout);
+    assert_eq!(same.status.code(), Some(0), "{stdout}");
+    for timer in ["hashed", "hierarchical", "heap", "lazy-heap"] {
+        assert!(stdout.contains(&format!("verdict {timer}: ok")), "{stdout}");
+    }
 
     let mut worse = report(dir.path());
     let r = &mut worse["results"][1];
-    r["lateness"]["p99"] = serde_json::json!(r["lateness"]["p99"].as_u64().unwrap() * 2 + 10);
-    r["ops_per_sec"] = serde_json::json!(r["ops_per_sec"].as_f64().unwrap() / 2.0);
+    for rep in r["repetitions"].as_array_mut().unwrap() {
+        rep["lateness"]["p99"] =
+            serde_json::json!(rep["lateness"]["p99"].as_u64().unwrap() * 2 + 10);
+        rep["ops_per_sec"] = serde_json::json!(rep["ops_per_sec"].as_f64().unwrap() / 2.0);
+    }
     let current = dir.path().join("worse.json");
     std::fs::write(&current, serde_json::to_string(&worse).unwrap()).unwrap();
     let output = diff(&baseline, &current);
@@ -373,7 +408,7 @@ fn diff_marks_regressions_and_exits_by_them() {
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     let flagged: Vec<&str> = stdout
         .lines()
-        .filter(|l| l.contains("REGRESSION"))
+        .filter(|l| l.contains("REGRESSION") && !l.starts_with("verdict"))
         .collect();
     assert!(
         flagged
@@ -384,6 +419,35 @@ fn diff_marks_regressions_and_exits_by_them() {
     assert!(
         flagged.iter().all(|l| l.starts_with("hierarchical")),
         "{stdout}"
+    );
+    assert!(
+        stdout.contains("verdict hierarchical: REGRESSION"),
+        "{stdout}"
+    );
+
+    // Other workloads and other schemas do not compare: exit 2, naming why.
+    let mut other = report(dir.path());
+    other["workload"]["seed"] = serde_json::json!(43);
+    let other_path = dir.path().join("other.json");
+    std::fs::write(&other_path, serde_json::to_string(&other).unwrap()).unwrap();
+    let output = diff(&baseline, &other_path);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr)
+            .contains("different workloads, so their figures do not compare: seed 42 vs 43"),
+        "{}",
+        text(&output.stderr)
+    );
+    let mut old = report(dir.path());
+    old["schema"] = serde_json::json!(1);
+    let old_path = dir.path().join("old.json");
+    std::fs::write(&old_path, serde_json::to_string(&old).unwrap()).unwrap();
+    let output = diff(&old_path, &baseline);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("has schema 1, this tool reads schema 2"),
+        "{}",
+        text(&output.stderr)
     );
 
     let missing = diff(&baseline, &dir.path().join("nope.json"));
@@ -413,6 +477,9 @@ fn help_documents_the_flags() {
         "--out",
         "--max-lateness",
         "--max-cost",
+        "--repeat",
+        "--handler-cost",
+        "--lateness",
     ] {
         assert!(help.contains(flag), "{flag}");
     }

@@ -1,8 +1,15 @@
 //! `report.json`: the versioned summary a CI pipeline reads (and `diff` compares).
 //!
-//! Schema 1. Top level: `schema`, `tool`, `version`, `command`, `clock`, `workload` (the
-//! knobs), `timing` (how cost was sampled), `results` (one object per implementation, in run
-//! order), `passed` and `failures`. Every number is finite: an empty run reports zeros.
+//! Schema 2. Top level: `schema`, `tool`, `version`, `command`, `clock`, `workload` (the
+//! knobs, lateness view and handler cost included: two reports compare only when these agree),
+//! `timing` (how cost was measured, and how many repetitions), `results` (one object per
+//! implementation, in run order), `passed` and `failures`.
+//!
+//! In each result, the counts and work counters are those of every repetition (on the virtual
+//! clock they are identical, and the gate checks it); each timing and memory figure is the
+//! median over the repetitions (for an even count, the lower middle value), and
+//! `repetitions` keeps every repetition's own figures, in run order. Every number is finite:
+//! an empty run reports zeros. All durations are nanoseconds.
 
 use std::fs;
 use std::path::Path;
@@ -10,12 +17,14 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{nanos, Config};
+use crate::cost_runs::{CALLS_PER_RUN, RUNS};
+use crate::counter::CallClock;
 use crate::error::Error;
-use crate::measure::{Hist, Op, SAMPLE_EVERY};
+use crate::measure::{Hist, Op};
 use crate::outcome::Outcome;
 
 /// The schema version written into every report.
-pub(crate) const SCHEMA: u32 = 1;
+pub(crate) const SCHEMA: u32 = 2;
 
 /// The whole report.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -61,19 +70,31 @@ pub(crate) struct WorkloadJson {
     pub(crate) tick_ns: u64,
     /// Generator seed.
     pub(crate) seed: u64,
+    /// How lateness was measured: `loop` or `ticks`.
+    pub(crate) lateness: String,
+    /// The application's work per event, ns.
+    pub(crate) handler_cost_ns: u64,
 }
 
 /// How cost was measured.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub(crate) struct TimingJson {
-    /// One call in this many of each operation is timed.
-    pub(crate) sample_every: u32,
-    /// The cost of an empty `Instant` pair, subtracted from each sample.
-    pub(crate) clock_overhead_ns: u64,
-    /// The smallest non-zero step of the clock seen; costs near it are at the limit of what can
-    /// be measured.
-    #[serde(default)]
-    pub(crate) clock_resolution_ns: u64,
+    /// The clock every timer call was timed with.
+    pub(crate) counter: String,
+    /// The cost of an empty timing, subtracted from each call.
+    pub(crate) overhead_ns: f64,
+    /// The smallest cost difference the counter sees.
+    pub(crate) counter_resolution_ns: f64,
+    /// The resolution of recorded costs: the counter's, and at least the 1 ns unit.
+    pub(crate) resolution_ns: f64,
+    /// Runs of each implementation, interleaved.
+    pub(crate) repeat: u32,
+    /// Calls per cost run.
+    pub(crate) calls_per_run: u32,
+    /// Cost runs per operation.
+    pub(crate) runs_per_op: u32,
+    /// The resolution of the cost runs' per-call figures.
+    pub(crate) run_resolution_ns: f64,
 }
 
 /// Percentiles of a distribution.
@@ -96,7 +117,7 @@ pub(crate) struct Percentiles {
 /// A lateness distribution.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub(crate) struct LatenessJson {
-    /// `ticks` (virtual clock) or `ns` (real clock).
+    /// Always `ns`.
     pub(crate) unit: String,
     /// The percentiles, in `unit`.
     #[serde(flatten)]
@@ -109,21 +130,54 @@ pub(crate) struct LatenessJson {
     pub(crate) clamped: u64,
 }
 
-/// A cost distribution of one operation, in nanoseconds, from the sampled calls.
+/// A cost distribution of one operation, in nanoseconds: `p50` … `clamped` over every single
+/// call of the run (in steps of the counter's resolution), `runs_*` per call from the cost runs
+/// (resolving the counter's resolution ÷ the run length; 0 where not measured).
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub(crate) struct CostJson {
-    /// Median.
+    /// Median per call, from the cost runs.
+    pub(crate) runs_p50: f64,
+    /// 99th percentile of the runs' per-call cost.
+    pub(crate) runs_p99: f64,
+    /// Mean per call over the cost runs.
+    pub(crate) runs_mean: f64,
+    /// Median single call.
     pub(crate) p50: u64,
-    /// 99th percentile.
+    /// 99th percentile single call.
     pub(crate) p99: u64,
-    /// Largest sample.
+    /// Slowest call.
     pub(crate) max: u64,
     /// Mean.
     pub(crate) mean: f64,
     /// Calls timed.
     pub(crate) samples: u64,
-    /// Samples above 10 s, recorded as 10 s.
+    /// Calls above 10 s, recorded as 10 s.
     pub(crate) clamped: u64,
+}
+
+/// One repetition's own figures: its counts, and each timing and memory figure.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub(crate) struct RepetitionJson {
+    /// Timers inserted.
+    pub(crate) scheduled: u64,
+    /// Timers cancelled.
+    pub(crate) cancelled: u64,
+    /// Idle timers pushed later.
+    pub(crate) reset: u64,
+    /// Timers fired.
+    pub(crate) fired: u64,
+    /// Timer calls per second spent inside the timer.
+    pub(crate) ops_per_sec: f64,
+    /// Wall-clock seconds of the run.
+    pub(crate) wall_secs: f64,
+    /// Peak RSS during the run, when known.
+    pub(crate) peak_rss_bytes: Option<u64>,
+    /// Allocated bytes per live timer at the peak.
+    pub(crate) bytes_per_timer: f64,
+    /// Lateness percentiles, ns.
+    pub(crate) lateness: Percentiles,
+    /// Cost per operation, ns.
+    pub(crate) cost: CostsJson,
 }
 
 /// Cost per operation.
@@ -140,6 +194,9 @@ pub(crate) struct CostsJson {
 }
 
 impl CostsJson {
+    /// The operations, in report order.
+    pub(crate) const OPS: [&'static str; 4] = ["insert", "cancel", "reset", "fire"];
+
     /// The cost of the operation named `op`.
     pub(crate) fn get(&self, op: &str) -> Option<&CostJson> {
         match op {
@@ -147,6 +204,16 @@ impl CostsJson {
             "cancel" => Some(&self.cancel),
             "reset" => Some(&self.reset),
             "fire" => Some(&self.fire),
+            _ => None,
+        }
+    }
+
+    fn get_mut(&mut self, op: &str) -> Option<&mut CostJson> {
+        match op {
+            "insert" => Some(&mut self.insert),
+            "cancel" => Some(&mut self.cancel),
+            "reset" => Some(&mut self.reset),
+            "fire" => Some(&mut self.fire),
             _ => None,
         }
     }
@@ -244,6 +311,8 @@ pub(crate) struct ResultJson {
     /// The implementation's own work counters.
     #[serde(default)]
     pub(crate) work: WorkJson,
+    /// Every repetition's own figures, in run order.
+    pub(crate) repetitions: Vec<RepetitionJson>,
 }
 
 fn percentiles(h: &Hist) -> Percentiles {
@@ -267,8 +336,12 @@ fn lateness(h: &Hist, unit: &str) -> LatenessJson {
     }
 }
 
-fn cost(h: &Hist) -> CostJson {
+fn cost(h: &Hist, runs: Option<&Hist>) -> CostJson {
+    let ns = |ps: f64| ps / 1e3;
     CostJson {
+        runs_p50: runs.map_or(0.0, |r| ns(r.quantile(0.5) as f64)),
+        runs_p99: runs.map_or(0.0, |r| ns(r.quantile(0.99) as f64)),
+        runs_mean: runs.map_or(0.0, |r| ns(r.mean())),
         p50: h.quantile(0.5),
         p99: h.quantile(0.99),
         max: h.max(),
@@ -297,7 +370,10 @@ impl ResultJson {
 
     /// The summary of one outcome.
     pub(crate) fn from_outcome(o: &Outcome, target_rate: f64) -> Self {
-        let op = |op: Op| cost(&o.cost[op as usize]);
+        let op = |op: Op| {
+            let runs = o.run_costs.as_ref().map(|r| &r[op as usize]);
+            cost(&o.cost[op as usize], runs)
+        };
         Self {
             timer: o.timer.into(),
             clock: o.clock.name().into(),
@@ -324,7 +400,7 @@ impl ResultJson {
             peak_rss_bytes: o.peak_rss_bytes,
             bytes_per_timer: finite(o.bytes_per_timer()),
             peak_live: o.peak_live,
-            lateness: lateness(&o.lateness, o.lateness_unit()),
+            lateness: lateness(&o.lateness, "ns"),
             cost: CostsJson {
                 insert: op(Op::Insert),
                 cancel: op(Op::Cancel),
@@ -338,13 +414,88 @@ impl ResultJson {
                 stale_skipped: o.stats.stale_skipped,
                 compactions: o.stats.compactions,
             },
+            repetitions: Vec::new(),
         }
+    }
+
+    /// This result's figures as one repetition.
+    fn repetition(&self) -> RepetitionJson {
+        RepetitionJson {
+            scheduled: self.scheduled,
+            cancelled: self.cancelled,
+            reset: self.reset,
+            fired: self.fired,
+            ops_per_sec: self.ops_per_sec,
+            wall_secs: self.wall_secs,
+            peak_rss_bytes: self.peak_rss_bytes,
+            bytes_per_timer: self.bytes_per_timer,
+            lateness: self.lateness.percentiles,
+            cost: self.cost,
+        }
+    }
+
+    /// The summary of one implementation's repetitions: the counts of `runs[representative]`,
+    /// each timing and memory figure the median over `runs`, and every run's own figures.
+    pub(crate) fn from_repetitions(runs: &[Outcome], representative: usize, rate: f64) -> Self {
+        let each: Vec<ResultJson> = runs.iter().map(|o| Self::from_outcome(o, rate)).collect();
+        let mut out = each[representative].clone();
+        let m = |f: &dyn Fn(&ResultJson) -> f64| median_f64(each.iter().map(f).collect());
+        let u = |f: &dyn Fn(&ResultJson) -> u64| median_u64(each.iter().map(f).collect());
+        out.ops_per_sec = m(&|r| r.ops_per_sec);
+        out.busy_secs = m(&|r| r.busy_secs);
+        out.wall_secs = m(&|r| r.wall_secs);
+        out.bytes_per_timer = m(&|r| r.bytes_per_timer);
+        out.peak_rss_bytes = out
+            .peak_rss_bytes
+            .map(|_| u(&|r| r.peak_rss_bytes.unwrap_or(0)));
+        let l = &mut out.lateness;
+        l.percentiles.p50 = u(&|r| r.lateness.percentiles.p50);
+        l.percentiles.p90 = u(&|r| r.lateness.percentiles.p90);
+        l.percentiles.p99 = u(&|r| r.lateness.percentiles.p99);
+        l.percentiles.p999 = u(&|r| r.lateness.percentiles.p999);
+        l.percentiles.p9999 = u(&|r| r.lateness.percentiles.p9999);
+        l.percentiles.max = u(&|r| r.lateness.percentiles.max);
+        l.mean = m(&|r| r.lateness.mean);
+        for op in ["insert", "cancel", "reset", "fire"] {
+            let get = |r: &ResultJson| r.cost.get(op).copied().unwrap_or_default();
+            if let Some(c) = out.cost.get_mut(op) {
+                c.runs_p50 = m(&|r| get(r).runs_p50);
+                c.runs_p99 = m(&|r| get(r).runs_p99);
+                c.runs_mean = m(&|r| get(r).runs_mean);
+                c.p50 = u(&|r| get(r).p50);
+                c.p99 = u(&|r| get(r).p99);
+                c.max = u(&|r| get(r).max);
+                c.mean = m(&|r| get(r).mean);
+            }
+        }
+        out.repetitions = each.iter().map(ResultJson::repetition).collect();
+        out
     }
 }
 
+/// The median of `values`; for an even count the lower middle one (0 when empty).
+pub(crate) fn median_u64(mut values: Vec<u64>) -> u64 {
+    values.sort_unstable();
+    values
+        .get(values.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(0)
+}
+
+/// The median of `values`; for an even count the lower middle one (0 when empty).
+pub(crate) fn median_f64(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values
+        .get(values.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(0.0)
+}
+
 impl Report {
-    /// The report of a run (before the gate fills `passed` and `failures`).
-    pub(crate) fn new(config: &Config, outcomes: &[Outcome], overhead_ns: u64) -> Self {
+    /// The report of a run (before the gate fills `passed` and `failures`): `runs` holds, per
+    /// implementation, its repetitions in run order, and the index of the representative one
+    /// (whose histograms the files hold).
+    pub(crate) fn new(config: &Config, runs: &[(Vec<Outcome>, usize)], clock: &CallClock) -> Self {
         let w = &config.workload;
         Self {
             schema: SCHEMA,
@@ -361,15 +512,22 @@ impl Report {
                 slow_fraction: w.slow_fraction,
                 tick_ns: nanos(w.tick),
                 seed: w.seed,
+                lateness: config.lateness.name().into(),
+                handler_cost_ns: nanos(w.handler_cost),
             },
             timing: TimingJson {
-                sample_every: SAMPLE_EVERY,
-                clock_overhead_ns: overhead_ns,
-                clock_resolution_ns: 0,
+                counter: "quanta cycle counter, every call timed".into(),
+                overhead_ns: clock.overhead_ns(),
+                counter_resolution_ns: clock.resolution_ns(),
+                resolution_ns: clock.call_resolution_ns(),
+                repeat: config.repeat,
+                calls_per_run: CALLS_PER_RUN,
+                runs_per_op: RUNS,
+                run_resolution_ns: clock.resolution_ns() / f64::from(CALLS_PER_RUN),
             },
-            results: outcomes
+            results: runs
                 .iter()
-                .map(|o| ResultJson::from_outcome(o, w.rate))
+                .map(|(reps, rep)| ResultJson::from_repetitions(reps, *rep, w.rate))
                 .collect(),
             passed: true,
             failures: Vec::new(),
@@ -390,10 +548,20 @@ impl Report {
     /// Reads a report written by [`write`](Self::write).
     ///
     /// # Errors
-    /// [`Error::Io`] when the file cannot be read; [`Error::Input`] when it is not a schema-1
-    /// report.
+    /// [`Error::Io`] when the file cannot be read; [`Error::Input`] when it is not a report of
+    /// this tool's schema.
     pub(crate) fn read(path: &Path) -> Result<Self, Error> {
         let text = fs::read_to_string(path).map_err(|e| Error::io("reading", path, e))?;
+        let schema = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v.get("schema").and_then(serde_json::Value::as_u64));
+        if let Some(schema) = schema.filter(|&s| s != u64::from(SCHEMA)) {
+            return Err(Error::Input(format!(
+                "{} has schema {schema}, this tool reads schema {SCHEMA}: rerun the baseline with \
+                 this version",
+                path.display()
+            )));
+        }
         let report: Report = serde_json::from_str(&text).map_err(|e| {
             Error::Input(format!(
                 "{} is not a tickwheel-loadgen report: {e}",

@@ -2,7 +2,7 @@
 //!
 //! | file | module | what |
 //! |---|---|---|
-//! | (terminal) | [`table`] | side-by-side table and verdict |
+//! | (terminal) | [`table`], [`pick`] | side-by-side table, which to pick, and the verdict |
 //! | `report.json` | [`json`] | versioned summary for CI and `diff` |
 //! | `<timer>-lateness.hgrm`, `<timer>-cost.hgrm` | [`hgrm`] | percentile distributions |
 //! | `<timer>.hlog` | [`hlog`] | interval log, one interval per second |
@@ -11,12 +11,12 @@
 pub(crate) mod hgrm;
 pub(crate) mod hlog;
 pub(crate) mod json;
+pub(crate) mod pick;
 pub(crate) mod svg;
 pub(crate) mod table;
 
 use std::fs;
 use std::path::Path;
-use std::time::SystemTime;
 
 use crate::error::Error;
 use crate::measure::{new_histogram, COST_MAX};
@@ -31,12 +31,7 @@ fn write(path: &Path, text: &str) -> Result<(), Error> {
 ///
 /// # Errors
 /// [`Error::Io`] for the first file that cannot be written.
-pub(crate) fn write_all(
-    dir: &Path,
-    report: &Report,
-    outcomes: &[Outcome],
-    started: SystemTime,
-) -> Result<(), Error> {
+pub(crate) fn write_all(dir: &Path, report: &Report, outcomes: &[&Outcome]) -> Result<(), Error> {
     fs::create_dir_all(dir).map_err(|e| Error::io("creating", dir, e))?;
     report.write(&dir.join("report.json"))?;
     for o in outcomes {
@@ -54,32 +49,27 @@ pub(crate) fn write_all(
             &hgrm::render(&all),
         )?;
         let comment = format!(
-            "tickwheel-loadgen {} {} clock; tag lateness in {}, tag cost in ns",
-            o.timer,
+            "tickwheel-loadgen {} {} clock; tags lateness and cost, values in ns",
+            o.label(),
             o.clock.name(),
-            o.lateness_unit()
         );
         hlog::write(
             &dir.join(format!("{}.hlog", o.label())),
             &comment,
-            started,
+            o.started,
             &[
                 ("lateness", &o.lateness_intervals),
                 ("cost", &o.cost_intervals),
             ],
         )?;
     }
-    let unit = outcomes.first().map_or("ns", Outcome::lateness_unit);
-    let labels: Vec<String> = outcomes.iter().map(Outcome::label).collect();
+    let labels: Vec<String> = outcomes.iter().map(|o| o.label()).collect();
     let series: Vec<(&str, &hdrhistogram::Histogram<u64>)> = labels
         .iter()
         .zip(outcomes)
         .map(|(label, o)| (label.as_str(), &o.lateness.hist))
         .collect();
-    write(
-        &dir.join("lateness.svg"),
-        &svg::lateness(report, &series, unit),
-    )?;
+    write(&dir.join("lateness.svg"), &svg::lateness(report, &series))?;
     write(&dir.join("cost.svg"), &svg::cost(report))?;
     Ok(())
 }
@@ -92,10 +82,12 @@ mod tests {
     use tickwheel::{Kind, Options};
 
     use super::*;
-    use crate::config::{Clock, Config, Workload};
+    use crate::config::{Clock, Config, LatenessView, Workload};
+    use crate::counter::CallClock;
     use crate::gate::Thresholds;
 
-    /// A small virtual compare, its reports written, read back and checked against the run.
+    /// A small virtual compare with two repetitions, its reports written, read back and checked
+    /// against the run.
     #[test]
     fn reports_round_trip() {
         let workload = Workload {
@@ -107,6 +99,7 @@ mod tests {
             slow_fraction: 0.05,
             tick: Duration::from_millis(1),
             seed: 9,
+            handler_cost: Duration::ZERO,
         };
         let dir = tempfile::tempdir().unwrap();
         let config = Config {
@@ -118,23 +111,40 @@ mod tests {
             thresholds: Thresholds::default(),
             progress: false,
             service: None,
+            repeat: 2,
+            lateness: LatenessView::Loop,
         };
-        let outcomes: Vec<Outcome> = Kind::ALL
+        let clock = CallClock::new();
+        let runs: Vec<(Vec<Outcome>, usize)> = Kind::ALL
             .iter()
             .map(|k| {
-                let timer = k.build::<u64>(Options::new()).unwrap();
-                crate::virtual_clock::run(timer, &workload, 25, &ProgressBar::hidden()).unwrap()
+                let reps = (0..2)
+                    .map(|_| {
+                        let timer = k.build::<u64>(Options::new()).unwrap();
+                        crate::virtual_clock::run(
+                            timer,
+                            &workload,
+                            LatenessView::Loop,
+                            &clock,
+                            &ProgressBar::hidden(),
+                        )
+                        .unwrap()
+                    })
+                    .collect();
+                (reps, 1)
             })
             .collect();
-        let report = Report::new(&config, &outcomes, 25);
-        write_all(dir.path(), &report, &outcomes, SystemTime::now()).unwrap();
+        let report = Report::new(&config, &runs, &clock);
+        let shown: Vec<&Outcome> = runs.iter().map(|(reps, i)| &reps[*i]).collect();
+        write_all(dir.path(), &report, &shown).unwrap();
 
-        assert_eq!(
-            Report::read(&dir.path().join("report.json")).unwrap(),
-            report
-        );
-        for o in &outcomes {
-            // The interval log adds up to the run's histograms, one interval per second.
+        let read = Report::read(&dir.path().join("report.json")).unwrap();
+        assert_eq!(read, report);
+        let mut start_times = Vec::new();
+        for (o, r) in shown.iter().zip(&read.results) {
+            assert_eq!(r.repetitions.len(), 2);
+            // The interval log adds up to the run's histograms and to report.json's counts, one
+            // interval per second and a last one to the end.
             let bytes = fs::read(dir.path().join(format!("{}.hlog", o.timer))).unwrap();
             let totals = hlog::read_totals(&bytes).unwrap();
             let mut cost = new_histogram(COST_MAX);
@@ -143,6 +153,8 @@ mod tests {
             }
             for (tag, hist, intervals) in totals {
                 let want = if tag == "lateness" {
+                    assert_eq!(hist.len(), r.lateness.count, "{} {tag}", o.timer);
+                    assert_eq!(hist.len(), r.fired, "{} {tag}", o.timer);
                     &o.lateness.hist
                 } else {
                     &cost
@@ -151,6 +163,14 @@ mod tests {
                 assert_eq!(hist.len(), want.len(), "{} {tag}", o.timer);
                 assert_eq!(hist.max(), want.max(), "{} {tag}", o.timer);
             }
+            let text = String::from_utf8(bytes).unwrap();
+            let start = text
+                .lines()
+                .find_map(|l| l.strip_prefix("#[StartTime: "))
+                .and_then(|l| l.split_whitespace().next())
+                .expect("a StartTime line")
+                .to_string();
+            start_times.push(start);
             // The hgrm's last data row counts every value.
             for (file, count) in [
                 (format!("{}-lateness.hgrm", o.timer), o.lateness.count()),
@@ -161,5 +181,13 @@ mod tests {
                 assert_eq!(rows.last().unwrap()[2].parse::<u64>().unwrap(), count);
             }
         }
+        let mut distinct = start_times.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(
+            distinct.len(),
+            start_times.len(),
+            "each implementation's log carries its own start: {start_times:?}"
+        );
     }
 }

@@ -2,18 +2,23 @@
 //!
 //! - `lateness.svg`: a percentile plot of fire lateness, one line per implementation. The x
 //!   axis is the percentile on the usual log scale of 1/(1−p) (0 %, 90 %, 99 %, 99.9 %, …), the
-//!   y axis the lateness (ms/µs/ns on the real clock, ticks on the virtual one). Lower is better;
-//!   the legend repeats each line's p99.9 and max.
+//!   y axis the lateness (ms/µs/ns). Lower is better. The legend gives each line's n, p99.9 and
+//!   max; the part of a line that rests on fewer than 10 samples (the far tail) is drawn
+//!   dotted and thin, with a ring where it starts.
 //! - `cost.svg`: the cost of each operation, grouped by operation with one bar per
-//!   implementation: the bar is the median, the whisker the 99th percentile, on a log scale.
-//!   Lower is better.
+//!   implementation: the bar is the median, the whisker the 99th percentile, on a log scale,
+//!   each median labelled above its whisker. A median below the cost clock's resolution is an
+//!   outlined bar up to the resolution line, labelled `<1ns`. Lower is better.
 
 use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 
-use crate::report::json::Report;
-use crate::report::table::human_ns;
+use crate::report::json::{CostJson, CostsJson, Report};
+use crate::report::table::{count, fine_ns, human_ns};
+
+/// A point of a lateness line rests on fewer samples than this beyond it: drawn dotted.
+const FEW_SAMPLES: f64 = 10.0;
 
 const COLORS: [&str; 4] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"];
 const DASHES: [&str; 4] = ["", "9 4", "3 3", "12 3 3 3"];
@@ -74,17 +79,19 @@ fn percentile_label(k: u32) -> String {
     }
 }
 
-/// Renders the lateness plot. `series` holds (implementation, lateness histogram); `unit` is
-/// `ns` or `ticks`.
-pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)], unit: &str) -> String {
+/// Renders the lateness plot. `series` holds (implementation, lateness histogram in ns).
+pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)]) -> String {
+    let unit = "ns";
     // Points: (log10(1/(1-q)), value) up to the largest decade any series reaches.
     let max_count = series.iter().map(|(_, h)| h.len()).max().unwrap_or(0);
     let decades = ((max_count.max(1) as f64).log10().ceil() as u32).clamp(2, 6);
     let x_max = f64::from(decades);
-    let mut lines: Vec<Vec<(f64, f64)>> = Vec::new();
+    // Points: (x, value, rests on enough samples).
+    let mut lines: Vec<Vec<(f64, f64, bool)>> = Vec::new();
     for (_, h) in series {
         let mut points = Vec::new();
         if !h.is_empty() {
+            let n = h.len() as f64;
             for v in h.iter_quantiles(5) {
                 let q = v.quantile_iterated_to();
                 let x = if q >= 1.0 {
@@ -92,7 +99,8 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)], unit
                 } else {
                     (1.0 / (1.0 - q)).log10().min(x_max)
                 };
-                points.push((x, v.value_iterated_to() as f64));
+                let enough = (1.0 - q) * n >= FEW_SAMPLES;
+                points.push((x, v.value_iterated_to() as f64, enough));
             }
         }
         lines.push(points);
@@ -100,7 +108,7 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)], unit
     let raw_max = lines
         .iter()
         .flatten()
-        .map(|&(_, y)| y)
+        .map(|&(_, y, _)| y)
         .fold(0.0f64, f64::max);
     let (scale, unit_label) = match unit {
         "ns" if raw_max >= 1e6 => (1e6, "ms"),
@@ -177,15 +185,31 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)], unit
     for (i, ((name, h), points)) in series.iter().zip(&lines).enumerate() {
         let color = COLORS[i % COLORS.len()];
         let dash = DASHES[i % DASHES.len()];
-        if !points.is_empty() {
-            let path: Vec<String> = points
-                .iter()
-                .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
-                .collect();
+        let at = |&(x, y, _): &(f64, f64, bool)| format!("{:.1},{:.1}", px(x), py(y));
+        // The solid part, then from its last point on the dotted tail of few samples.
+        let solid = points.iter().take_while(|p| p.2).count();
+        if solid > 0 {
+            let path: Vec<String> = points[..solid].iter().map(at).collect();
             let _ = writeln!(
                 out,
                 r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2.5" stroke-dasharray="{dash}"/>"#,
                 path.join(" ")
+            );
+        }
+        if solid < points.len() {
+            let from = solid.saturating_sub(1);
+            let path: Vec<String> = points[from..].iter().map(at).collect();
+            let _ = writeln!(
+                out,
+                r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="1.2" stroke-dasharray="2 3" class="few-samples"/>"#,
+                path.join(" ")
+            );
+            let (x, y, _) = points[from];
+            let _ = writeln!(
+                out,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="4" fill="white" stroke="{color}" stroke-width="1.5"/>"#,
+                px(x),
+                py(y)
             );
         }
         let ly = TOP + 20.0 + i as f64 * 56.0;
@@ -196,17 +220,15 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)], unit
             h.value_at_quantile(0.999)
         };
         let max = if h.is_empty() { 0 } else { h.max() };
-        let fmt = |v: u64| match unit {
-            "ns" => human_ns(v as f64),
-            _ => format!("{v} ticks"),
-        };
+        let fmt = |v: u64| human_ns(v as f64);
         let _ = writeln!(
             out,
-            r##"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="3" stroke-dasharray="{dash}"/><text x="{:.1}" y="{:.1}" font-size="14" font-weight="bold">{}</text><text x="{:.1}" y="{:.1}" font-size="11" fill="#444">p99.9 {}, max {}</text>"##,
+            r##"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="3" stroke-dasharray="{dash}"/><text x="{:.1}" y="{:.1}" font-size="14" font-weight="bold">{} <tspan font-size="11" font-weight="normal" fill="#444">n = {}</tspan></text><text x="{:.1}" y="{:.1}" font-size="11" fill="#444">p99.9 {}, max {}</text>"##,
             lx + 36.0,
             lx + 44.0,
             ly + 5.0,
             escape(name),
+            count(h.len()),
             lx + 44.0,
             ly + 21.0,
             fmt(p999),
@@ -224,14 +246,16 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)], unit
             );
         }
     }
-    if unit == "ns" {
+    {
         let lx = LEFT + plot_w + 16.0;
         let ly = TOP + 20.0 + series.len() as f64 * 56.0 + 6.0;
         for (k, line) in [
-            "lateness = fire instant minus",
+            "lateness = hand-over instant minus",
             "intended deadline; deadlines round",
             "up to the tick, so up to one tick",
             "late is by design",
+            "dotted: fewer than 10 samples",
+            "beyond the point (o marks it)",
         ]
         .iter()
         .enumerate()
@@ -265,22 +289,49 @@ fn trim_number(v: f64) -> String {
     }
 }
 
-/// Renders the cost plot from the report: per operation, a bar (p50) and whisker (p99) per
-/// implementation, log scale.
+/// The bar of one implementation and operation: the per-call median (from the cost runs, or
+/// the single calls where there are none), the resolution it was measured at, and the whisker
+/// (the single calls' p99), all in ns.
+fn bar(report: &Report, c: &CostJson) -> (f64, f64, f64) {
+    if c.runs_p50 > 0.0 {
+        (c.runs_p50, report.timing.run_resolution_ns, c.p99 as f64)
+    } else {
+        (
+            c.p50 as f64,
+            report.timing.resolution_ns.max(1.0),
+            c.p99 as f64,
+        )
+    }
+}
+
+/// Renders the cost plot from the report: per operation, a bar (median per call) and whisker
+/// (single calls' p99) per implementation, log scale.
 pub(crate) fn cost(report: &Report) -> String {
-    let ops = ["insert", "cancel", "reset", "fire"];
+    let ops = CostsJson::OPS;
     let results = &report.results;
-    let top_value = results
+    let bars: Vec<Vec<Option<(f64, f64, f64)>>> = results
         .iter()
-        .flat_map(|r| ops.iter().filter_map(|op| r.cost.get(op)).map(|c| c.p99))
-        .max()
-        .unwrap_or(1)
-        .max(10) as f64;
-    let decades = top_value.log10().ceil().max(1.0);
+        .map(|r| {
+            ops.iter()
+                .map(|op| r.cost.get(op).map(|c| bar(report, c)))
+                .collect()
+        })
+        .collect();
+    let top_value = bars
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|&(p50, _, p99)| p50.max(p99))
+        .fold(10.0f64, f64::max);
+    // Log scale from 0.1 ns, with a decade of headroom above the tallest whisker for its label.
+    let floor_log = -1.0;
+    let decades = (top_value * 10.0).log10().ceil().max(2.0) - floor_log;
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
-    // Log scale from 1 ns; a sample of 0 ns (below the clock's resolution) sits on the floor.
-    let py = |ns: u64| TOP + plot_h - ((ns.max(1) as f64).log10() / decades).min(1.0) * plot_h;
+    let py = |ns: f64| {
+        let log = ns.max(0.1).log10() - floor_log;
+        TOP + plot_h - (log / decades).clamp(0.0, 1.0) * plot_h
+    };
 
     let mut out = String::new();
     header(
@@ -290,15 +341,16 @@ pub(crate) fn cost(report: &Report) -> String {
             report.clock
         ),
         &format!(
-            "bar: median, whisker: 99th percentile; 1 call in {} timed, {} clock overhead \
-             subtracted, clock step {}",
-            report.timing.sample_every,
-            human_ns(report.timing.clock_overhead_ns as f64),
-            human_ns(report.timing.clock_resolution_ns as f64)
+            "bar: median per call ({} runs of {} calls, resolution {:.2}ns); whisker: p99 of \
+             single calls (resolution {}); outlined: below resolution",
+            report.timing.runs_per_op,
+            report.timing.calls_per_run,
+            report.timing.run_resolution_ns,
+            human_ns(report.timing.resolution_ns)
         ),
     );
-    for k in 0..=decades as u32 {
-        let ns = 10u64.pow(k);
+    for k in 0..=decades as i32 {
+        let ns = 10f64.powi(k + floor_log as i32);
         let y = py(ns);
         let _ = writeln!(
             out,
@@ -306,7 +358,11 @@ pub(crate) fn cost(report: &Report) -> String {
             LEFT + plot_w,
             LEFT - 6.0,
             y + 4.0,
-            human_ns(ns as f64)
+            if ns < 1.0 {
+                format!("{ns}ns")
+            } else {
+                human_ns(ns)
+            }
         );
     }
     let _ = writeln!(
@@ -331,16 +387,26 @@ pub(crate) fn cost(report: &Report) -> String {
             TOP + plot_h + 22.0
         );
         let start = gx + (group_w - bar_w * n) / 2.0;
-        for (i, r) in results.iter().enumerate() {
-            let Some(c) = r.cost.get(op) else { continue };
+        for (i, per_op) in bars.iter().enumerate() {
+            let Some((p50, resolution, p99)) = per_op[g] else {
+                continue;
+            };
             let color = COLORS[i % COLORS.len()];
             let x = start + bar_w * i as f64;
-            let y50 = py(c.p50);
-            let y99 = py(c.p99);
+            let below = p50 < resolution;
+            let y50 = py(if below { resolution } else { p50 });
+            let y99 = py(p99).min(y50);
             let floor = TOP + plot_h;
+            let fill = if below {
+                format!(
+                    r#"fill="white" stroke="{color}" stroke-width="1.5" stroke-dasharray="3 2""#
+                )
+            } else {
+                format!(r#"fill="{color}" opacity="0.85""#)
+            };
             let _ = writeln!(
                 out,
-                r#"<rect x="{:.1}" y="{y50:.1}" width="{:.1}" height="{:.1}" fill="{color}" opacity="0.85"/>"#,
+                r#"<rect x="{:.1}" y="{y50:.1}" width="{:.1}" height="{:.1}" {fill}/>"#,
                 x + 2.0,
                 bar_w - 4.0,
                 (floor - y50).max(0.5)
@@ -352,11 +418,18 @@ pub(crate) fn cost(report: &Report) -> String {
                 cx - 6.0,
                 cx + 6.0
             );
+            // Vertical, starting above the whisker's cap, so no label crosses a whisker.
+            let ty = y99 - 6.0;
+            let label = if below {
+                format!("<{}", fine_ns(resolution))
+            } else {
+                fine_ns(p50)
+            };
             let _ = writeln!(
                 out,
-                r##"<text x="{cx:.1}" y="{:.1}" font-size="10" text-anchor="middle" fill="#111">{}</text>"##,
-                y99 - 5.0,
-                human_ns(c.p50 as f64)
+                r##"<text x="{:.1}" y="{ty:.1}" font-size="10" fill="#111" transform="rotate(-90 {:.1} {ty:.1})">{label}</text>"##,
+                cx + 3.5,
+                cx + 3.5,
             );
         }
     }
@@ -375,7 +448,7 @@ pub(crate) fn cost(report: &Report) -> String {
     }
     let _ = writeln!(
         out,
-        r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#444">label above bar: median</text>"##,
+        r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#444">label above whisker: median</text>"##,
         LEFT + plot_w + 16.0,
         TOP + 20.0 + n * 30.0 + 4.0
     );

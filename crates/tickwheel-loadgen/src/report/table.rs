@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::report::json::{Report, ResultJson};
+use crate::report::json::{CostsJson, Report, ResultJson};
 
 /// `v` nanoseconds with three significant digits and a unit: `87ns`, `1.23µs`, `45.6ms`, `2.10s`.
 pub(crate) fn human_ns(v: f64) -> String {
@@ -22,6 +22,26 @@ pub(crate) fn human_ns(v: f64) -> String {
         format!("{value:.1}{unit}")
     } else {
         format!("{value:.0}{unit}")
+    }
+}
+
+/// A per-call cost from the runs: `7.41ns`, `23.4ns`, `1.23µs`.
+pub(crate) fn fine_ns(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.2}ns")
+    } else if v < 100.0 {
+        format!("{v:.1}ns")
+    } else {
+        human_ns(v)
+    }
+}
+
+/// A cost in ns, or `<1ns` (below `resolution_ns`) when the call was too short to see.
+pub(crate) fn cost_ns(v: u64, resolution_ns: f64) -> String {
+    if (v as f64) < resolution_ns {
+        format!("<{}", human_ns(resolution_ns.ceil()))
+    } else {
+        human_ns(v as f64)
     }
 }
 
@@ -123,13 +143,35 @@ pub(crate) fn render(report: &Report) -> String {
         human_ns(w.tick_ns as f64),
         w.seed
     );
+    let t = &report.timing;
     let _ = writeln!(
         out,
-        "cost: 1 call in {} timed per operation, {} clock overhead subtracted, clock step {}; \
-         ops/s = timer calls per second spent inside the timer\n",
-        report.timing.sample_every,
-        human_ns(report.timing.clock_overhead_ns as f64),
-        human_ns(report.timing.clock_resolution_ns as f64)
+        "cost: every call timed by the cycle counter (resolution {}, overhead {:.1}ns \
+         subtracted); per call p50/p99: {} runs of {} identical calls on the final state, \
+         resolution {:.2}ns; ops/s = timer calls per second spent inside the timer",
+        human_ns(t.resolution_ns),
+        t.overhead_ns,
+        t.runs_per_op,
+        t.calls_per_run,
+        t.run_resolution_ns
+    );
+    let _ = writeln!(
+        out,
+        "lateness: {}; {} repetition{} of each implementation, interleaved; figures are medians\n",
+        match (report.clock.as_str(), w.lateness.as_str()) {
+            ("virtual", "ticks") => "poll tick minus deadline tick".to_string(),
+            ("virtual", _) => format!(
+                "when the loop hands the timer over minus its deadline (call costs{} charged)",
+                if w.handler_cost_ns > 0 {
+                    format!(" and {} per event", human_ns(w.handler_cost_ns as f64))
+                } else {
+                    String::new()
+                }
+            ),
+            _ => "when poll returned the timer minus its deadline, real clock".to_string(),
+        },
+        t.repeat,
+        if t.repeat == 1 { "" } else { "s" }
     );
     let mut grid = Grid::default();
     let mut row = |label: &str, results: &[ResultJson], cell: &dyn Fn(&ResultJson) -> String| {
@@ -153,28 +195,26 @@ pub(crate) fn render(report: &Report) -> String {
     });
     row("overdue at end", results, &|r| count(r.overdue_at_end));
     row("pending at end", results, &|r| count(r.pending_at_end));
-    for op in ["insert", "cancel", "reset", "fire"] {
-        row(&format!("{op} cost p50/p99/max"), results, &|r| {
+    for op in CostsJson::OPS {
+        row(&format!("{op} per call p50/p99"), results, &|r| {
+            let c = r.cost.get(op).copied().unwrap_or_default();
+            if c.runs_p50 <= 0.0 {
+                return "n/a".into();
+            }
+            format!("{} / {}", fine_ns(c.runs_p50), fine_ns(c.runs_p99))
+        });
+    }
+    for op in CostsJson::OPS {
+        row(&format!("{op} single call p99/max"), results, &|r| {
             let c = r.cost.get(op).copied().unwrap_or_default();
             if c.samples == 0 {
                 return "n/a".into();
             }
-            format!(
-                "{}/{}/{}",
-                human_ns(c.p50 as f64),
-                human_ns(c.p99 as f64),
-                human_ns(c.max as f64)
-            )
+            let below = report.timing.resolution_ns;
+            format!("{} / {}", cost_ns(c.p99, below), cost_ns(c.max, below))
         });
     }
-    let unit = results.first().map_or("ns", |r| r.lateness.unit.as_str());
-    let late = |v: u64| {
-        if unit == "ticks" {
-            format!("{v} ticks")
-        } else {
-            human_ns(v as f64)
-        }
-    };
+    let late = |v: u64| human_ns(v as f64);
     let label = |p: &str| format!("lateness {p}");
     row(&label("p50"), results, &|r| {
         late(r.lateness.percentiles.p50)
@@ -237,6 +277,7 @@ pub(crate) fn render(report: &Report) -> String {
             );
         }
     }
+    out.push_str(&crate::report::pick::render(report));
     if report.failures.is_empty() {
         let _ = writeln!(out, "PASS");
     } else {
