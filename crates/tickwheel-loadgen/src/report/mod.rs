@@ -42,7 +42,7 @@ pub(crate) fn write_all(
     for o in outcomes {
         write(
             &dir.join(format!("{}-lateness.hgrm", o.label())),
-            &hgrm::render(&o.lateness.hist),
+            &hgrm::render(&o.lateness.hist, o.lateness_unit()),
         )?;
         let mut all = new_histogram(COST_MAX);
         for h in &o.cost[..4] {
@@ -51,7 +51,7 @@ pub(crate) fn write_all(
         }
         write(
             &dir.join(format!("{}-cost.hgrm", o.label())),
-            &hgrm::render(&all),
+            &hgrm::render(&all, "ns"),
         )?;
         let comment = format!(
             "tickwheel-loadgen {} {} clock; tag lateness in {}, tag cost in ns",
