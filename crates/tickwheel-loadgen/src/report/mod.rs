@@ -37,7 +37,7 @@ pub(crate) fn write_all(dir: &Path, report: &Report, outcomes: &[&Outcome]) -> R
     for o in outcomes {
         write(
             &dir.join(format!("{}-lateness.hgrm", o.label())),
-            &hgrm::render(&o.lateness.hist),
+            &hgrm::render(&o.lateness.hist, o.lateness_unit()),
         )?;
         let mut all = new_histogram(COST_MAX);
         for h in &o.cost[..4] {
@@ -46,7 +46,7 @@ pub(crate) fn write_all(dir: &Path, report: &Report, outcomes: &[&Outcome]) -> R
         }
         write(
             &dir.join(format!("{}-cost.hgrm", o.label())),
-            &hgrm::render(&all),
+            &hgrm::render(&all, "ns"),
         )?;
         let comment = format!(
             "tickwheel-loadgen {} {} clock; tags lateness and cost, values in ns",
