@@ -37,7 +37,7 @@ pub(crate) fn write_all(dir: &Path, report: &Report, outcomes: &[&Outcome]) -> R
     for o in outcomes {
         write(
             &dir.join(format!("{}-lateness.hgrm", o.label())),
-            &hgrm::render(&o.lateness.hist, o.lateness_unit()),
+            &hgrm::render(&o.lateness.hist, "ns"),
         )?;
         let mut all = new_histogram(COST_MAX);
         for h in &o.cost[..4] {

@@ -81,7 +81,6 @@ fn percentile_label(k: u32) -> String {
 
 /// Renders the lateness plot. `series` holds (implementation, lateness histogram in ns).
 pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)]) -> String {
-    let unit = "ns";
     // Points: (log10(1/(1-q)), value) up to the largest decade any series reaches.
     let max_count = series.iter().map(|(_, h)| h.len()).max().unwrap_or(0);
     let decades = ((max_count.max(1) as f64).log10().ceil() as u32).clamp(2, 6);
@@ -110,11 +109,12 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)]) -> S
         .flatten()
         .map(|&(_, y, _)| y)
         .fold(0.0f64, f64::max);
-    let (scale, unit_label) = match unit {
-        "ns" if raw_max >= 1e6 => (1e6, "ms"),
-        "ns" if raw_max >= 1e3 => (1e3, "µs"),
-        "ns" => (1.0, "ns"),
-        _ => (1.0, "ticks"),
+    let (scale, unit_label) = if raw_max >= 1e6 {
+        (1e6, "ms")
+    } else if raw_max >= 1e3 {
+        (1e3, "µs")
+    } else {
+        (1.0, "ns")
     };
     let y_max = nice_ceil(raw_max / scale);
     let plot_w = WIDTH - LEFT - RIGHT;
