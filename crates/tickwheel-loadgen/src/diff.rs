@@ -4,8 +4,9 @@
 //! | kind | metrics | a regression when |
 //! |---|---|---|
 //! | exact | counts (scheduled, cancelled, reset, fired, …, overdue and pending at end) and the timer's work counters | the value changed at all (virtual clock only: there they depend on the seed alone) |
-//! | memory | bytes per live timer, peak RSS | it grew by more than `--memory-tolerance` |
-//! | timing | ops/s; per operation the cost runs' p50 and p99 per call and the single calls' p99; lateness p50 … p99.99 | worse by more than `--tolerance` **and** beyond the noise the repetitions show |
+//! | memory | bytes per live timer; peak RSS | it grew by more than `--memory-tolerance` (peak RSS, which also holds what the allocator kept from earlier runs, only when also beyond noise) |
+//! | timing | ops/s (every call's cost, over the whole run); lateness p50 … p99.99 | worse by more than `--tolerance` **and** beyond the noise the repetitions show |
+//! | diagnostic | per operation, the cost runs' median per call and the single calls' p99 | never fails; marked `SHIFTED` when it would have been a regression |
 //!
 //! Early fires are a regression whenever the current report has any, on either clock.
 //!
@@ -17,9 +18,20 @@
 //! with the tolerance on top a regression must also be large enough to matter. It cannot see a
 //! change smaller than the run-to-run spread; more repetitions narrow that.
 //!
+//! The repetitions of one report are interleaved, so they share that run's machine; two runs
+//! minutes apart on a shared machine also differ as a whole (another tenant's load), which no
+//! report can see. The default tolerance, 25 %, sits above the largest such drift of a gating
+//! metric measured between back-to-back runs of one build on this project's machine (README:
+//! how to gate CI). Per-operation costs drift further: they are taken over a few milliseconds
+//! (the cost runs) or rest on the memory-bound tail of single calls, and between back-to-back
+//! runs of one build there the heap's fire cost per call measured 61 ns in one run and 135 ns
+//! in the next, each run's five repetitions agreeing. So they are shown, with the same test,
+//! but do not fail a diff; ops/s, which every call's cost feeds over the whole run, gates.
+//!
 //! Not judged (shown, marked why): a timing figure when either report has a single repetition
 //! falls back to the tolerance alone, and the output says it cannot tell noise from change; a
-//! difference no larger than the cost clock's resolution; a percentile that rests on fewer
+//! difference no larger than what the figure resolves (one counter step, in whole ns, for single
+//! calls and lateness; the run resolution for the cost runs); a percentile that rests on fewer
 //! than [`MIN_TAIL_SAMPLES`] samples (the lateness max always, and p99.99 of a run with fewer
 //! than 100,000 fires); counts on the real clock, where they follow the machine's timing.
 //!
@@ -31,6 +43,11 @@ use std::fmt::Write as _;
 use crate::error::Error;
 use crate::report::json::{median_f64, CostJson, CostsJson, RepetitionJson, Report, ResultJson};
 use crate::report::table::{fine_ns, human_ns};
+
+/// The default `--tolerance`: see the module docs.
+pub(crate) const DEFAULT_TOLERANCE: f64 = 0.25;
+/// The default `--memory-tolerance`.
+pub(crate) const DEFAULT_MEMORY_TOLERANCE: f64 = 0.05;
 
 /// A percentile needs at least this many samples at or beyond it to be judged.
 pub(crate) const MIN_TAIL_SAMPLES: f64 = 10.0;
@@ -62,6 +79,9 @@ pub(crate) enum Verdict {
     WithinNoise,
     /// Shown only; the reason is in [`Line::note`].
     NotJudged,
+    /// A per-operation cost worse beyond the tolerance and the noise: shown for diagnosis,
+    /// not failing (see the module docs).
+    Shifted,
     /// A deterministic figure changed.
     Changed,
     /// Worse beyond what is allowed.
@@ -130,19 +150,8 @@ struct Timing {
 
 fn reps(r: &ResultJson) -> Vec<RepetitionJson> {
     if r.repetitions.is_empty() {
-        // A report of one run carries its figures at the top level only.
-        vec![RepetitionJson {
-            scheduled: r.scheduled,
-            cancelled: r.cancelled,
-            reset: r.reset,
-            fired: r.fired,
-            ops_per_sec: r.ops_per_sec,
-            wall_secs: r.wall_secs,
-            peak_rss_bytes: r.peak_rss_bytes,
-            bytes_per_timer: r.bytes_per_timer,
-            lateness: r.lateness.percentiles,
-            cost: r.cost,
-        }]
+        // A report of one run may carry its figures at the top level only.
+        vec![r.repetition()]
     } else {
         r.repetitions.clone()
     }
@@ -150,7 +159,8 @@ fn reps(r: &ResultJson) -> Vec<RepetitionJson> {
 
 fn timings(r: &ResultJson, report: &Report) -> Vec<Timing> {
     let reps = reps(r);
-    let call_floor = report.timing.resolution_ns.max(1.0);
+    // One step of the counter, in the whole ns single calls are recorded in.
+    let call_floor = report.timing.resolution_ns.max(1.0).ceil();
     let run_floor = report.timing.run_resolution_ns;
     let each = |f: &dyn Fn(&RepetitionJson) -> f64| reps.iter().map(f).collect::<Vec<f64>>();
     let mut out = vec![Timing {
@@ -166,9 +176,8 @@ fn timings(r: &ResultJson, report: &Report) -> Vec<Timing> {
         let samples = r.cost.get(op).map_or(0, |c| c.samples);
         let runs = u64::from(report.timing.runs_per_op);
         type Pick = fn(&CostJson) -> f64;
-        let stats: [(&str, f64, u64, f64, Pick); 3] = [
+        let stats: [(&str, f64, u64, f64, Pick); 2] = [
             ("p50", 0.5, runs, run_floor, |c| c.runs_p50),
-            ("p99", 0.99, runs, run_floor, |c| c.runs_p99),
             ("call_p99", 0.99, samples, call_floor, |c| c.p99 as f64),
         ];
         for (stat, q, samples, floor, pick) in stats {
@@ -284,10 +293,12 @@ pub(crate) fn comparable(baseline: &Report, current: &Report) -> Result<(), Erro
     }
 }
 
+/// `cur` is worse than `base` by more than `tolerance`, as a ratio: 0.25 flags a cost 1.25×
+/// higher and a throughput 1.25× lower alike.
 fn worse(better: Better, base: f64, cur: f64, tolerance: f64) -> bool {
     match better {
         Better::Lower => cur > base * (1.0 + tolerance),
-        Better::Higher => cur < base * (1.0 - tolerance),
+        Better::Higher => cur * (1.0 + tolerance) < base,
     }
 }
 
@@ -367,24 +378,40 @@ pub(crate) fn compare(
                 note,
             );
         }
-        let memory = [
-            ("bytes_per_timer", base.bytes_per_timer, cur.bytes_per_timer),
+        let (b, c) = (base.bytes_per_timer, cur.bytes_per_timer);
+        let (verdict, note) = if b == 0.0 || c == 0.0 {
+            (Verdict::NotJudged, "not measured")
+        } else if worse(Better::Lower, b, c, memory_tolerance) {
+            (Verdict::Regression, "beyond the memory tolerance")
+        } else {
+            (Verdict::Ok, "")
+        };
+        push("bytes_per_timer".into(), Kind::Memory, b, c, verdict, note);
+        // The process's peak RSS also holds what the allocator kept from earlier runs, so it
+        // varies from run to run: judged against the noise too.
+        let rss = |r: &ResultJson| -> Vec<f64> {
+            reps(r)
+                .iter()
+                .map(|x| x.peak_rss_bytes.unwrap_or(0) as f64)
+                .collect()
+        };
+        let (rb, rc) = (rss(base), rss(cur));
+        let (b, c) = (median_f64(rb.clone()), median_f64(rc.clone()));
+        let (verdict, note) = if b == 0.0 || c == 0.0 {
+            (Verdict::NotJudged, "not measured")
+        } else if !worse(Better::Lower, b, c, memory_tolerance) {
+            (Verdict::Ok, "")
+        } else if rb.len() < 2 || rc.len() < 2 {
             (
-                "peak_rss_bytes",
-                base.peak_rss_bytes.unwrap_or(0) as f64,
-                cur.peak_rss_bytes.unwrap_or(0) as f64,
-            ),
-        ];
-        for (metric, b, c) in memory {
-            let (verdict, note) = if b == 0.0 || c == 0.0 {
-                (Verdict::NotJudged, "not measured")
-            } else if worse(Better::Lower, b, c, memory_tolerance) {
-                (Verdict::Regression, "beyond the memory tolerance")
-            } else {
-                (Verdict::Ok, "")
-            };
-            push(metric.into(), Kind::Memory, b, c, verdict, note);
-        }
+                Verdict::Regression,
+                "beyond the memory tolerance; noise unknown",
+            )
+        } else if separated(Better::Lower, &rb, &rc) {
+            (Verdict::Regression, "beyond the memory tolerance and noise")
+        } else {
+            (Verdict::WithinNoise, "repetitions overlap")
+        };
+        push("peak_rss_bytes".into(), Kind::Memory, b, c, verdict, note);
         for (tb, tc) in timings(base, baseline)
             .into_iter()
             .zip(timings(cur, current))
@@ -400,12 +427,14 @@ pub(crate) fn compare(
                 (Verdict::NotJudged, "rests on fewer than 10 samples")
             } else if (c - b).abs() <= floor || !worse(tb.better, b, c, tolerance) {
                 (Verdict::Ok, "")
+            } else if repeated && !separated(tb.better, &tb.values, &tc.values) {
+                (Verdict::WithinNoise, "repetitions overlap")
+            } else if tb.name.starts_with("cost.") {
+                (Verdict::Shifted, "per-operation cost, diagnostic")
             } else if !repeated {
                 (Verdict::Regression, "beyond the tolerance; noise unknown")
-            } else if separated(tb.better, &tb.values, &tc.values) {
-                (Verdict::Regression, "beyond tolerance and noise")
             } else {
-                (Verdict::WithinNoise, "repetitions overlap")
+                (Verdict::Regression, "beyond tolerance and noise")
             };
             push(tb.name, Kind::Timing, b, c, verdict, note);
         }
@@ -452,6 +481,7 @@ pub(crate) fn render(
             Verdict::Ok => "ok",
             Verdict::WithinNoise => "within noise",
             Verdict::NotJudged => "not judged",
+            Verdict::Shifted => "SHIFTED",
             Verdict::Changed => "CHANGED",
             Verdict::Regression => "REGRESSION",
         };
@@ -503,16 +533,26 @@ pub(crate) fn render(
             .iter()
             .filter(|l| l.verdict == Verdict::WithinNoise)
             .count();
+        let shifted: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.verdict == Verdict::Shifted)
+            .map(|l| l.metric.as_str())
+            .collect();
+        let shifted = if shifted.is_empty() {
+            String::new()
+        } else {
+            format!("; per-operation costs shifted: {}", shifted.join(", "))
+        };
         if failed.is_empty() {
             let _ = writeln!(
                 out,
-                "verdict {timer}: ok ({noisy} beyond the tolerance but within noise)"
+                "verdict {timer}: ok ({noisy} beyond the tolerance but within noise{shifted})"
             );
         } else {
             let changed = lines.iter().any(|l| l.verdict == Verdict::Changed);
             let _ = writeln!(
                 out,
-                "verdict {timer}: {} ({})",
+                "verdict {timer}: {} ({}{shifted})",
                 if changed { "CHANGED" } else { "REGRESSION" },
                 failed.join(", ")
             );
@@ -576,7 +616,7 @@ mod tests {
     #[test]
     fn same_report_is_clean() {
         let a = report(5, 1.0);
-        let judged = compare(&a, &a, 0.1, 0.05);
+        let judged = compare(&a, &a, DEFAULT_TOLERANCE, DEFAULT_MEMORY_TOLERANCE);
         assert!(!judged.regressed());
         assert!(judged.noise_known);
         assert!(judged
@@ -589,8 +629,8 @@ mod tests {
     fn a_slower_build_is_a_regression_on_every_implementation() {
         let base = report(5, 1.0);
         let slow = report(5, 1.3);
-        let judged = compare(&base, &slow, 0.1, 0.05);
-        let text = render(&judged, &base, &slow, 0.1);
+        let judged = compare(&base, &slow, DEFAULT_TOLERANCE, DEFAULT_MEMORY_TOLERANCE);
+        let text = render(&judged, &base, &slow, DEFAULT_TOLERANCE);
         for r in &base.results {
             assert!(
                 text.contains(&format!("verdict {}: REGRESSION", r.timer)),
@@ -599,7 +639,7 @@ mod tests {
         }
         // Faster is never a regression.
         let fast = report(5, 1.0 / 1.3);
-        assert!(!compare(&base, &fast, 0.1, 0.05).regressed());
+        assert!(!compare(&base, &fast, DEFAULT_TOLERANCE, DEFAULT_MEMORY_TOLERANCE).regressed());
     }
 
     #[test]
@@ -615,11 +655,17 @@ mod tests {
             scale_timing(&mut one, 1.3);
             res.repetitions[0] = one.results[0].repetitions[0].clone();
         }
-        assert!(!compare(&base, &noisy, 0.1, 0.05).regressed());
+        assert!(!compare(&base, &noisy, DEFAULT_TOLERANCE, DEFAULT_MEMORY_TOLERANCE).regressed());
         let single = report(1, 1.3);
-        let judged = compare(&report(1, 1.0), &single, 0.1, 0.05);
+        let judged = compare(
+            &report(1, 1.0),
+            &single,
+            DEFAULT_TOLERANCE,
+            DEFAULT_MEMORY_TOLERANCE,
+        );
         assert!(judged.regressed() && !judged.noise_known);
-        assert!(render(&judged, &base, &single, 0.1).contains("cannot tell noise from change"));
+        assert!(render(&judged, &base, &single, DEFAULT_TOLERANCE)
+            .contains("cannot tell noise from change"));
     }
 
     #[test]
@@ -627,19 +673,49 @@ mod tests {
         let base = report(5, 1.0);
         let mut changed = base.clone();
         changed.results[1].fired += 1;
-        let judged = compare(&base, &changed, 0.1, 0.05);
+        let judged = compare(&base, &changed, DEFAULT_TOLERANCE, DEFAULT_MEMORY_TOLERANCE);
         assert!(judged
             .lines
             .iter()
             .any(|l| l.metric == "fired" && l.verdict == Verdict::Changed));
         let mut early = base.clone();
         early.results[0].early_fires = 1;
-        assert!(compare(&base, &early, 0.1, 0.05).regressed());
+        assert!(compare(&base, &early, DEFAULT_TOLERANCE, DEFAULT_MEMORY_TOLERANCE).regressed());
         let mut fat = base.clone();
         fat.results[2].bytes_per_timer *= 1.04;
-        assert!(!compare(&base, &fat, 0.1, 0.05).regressed());
+        assert!(!compare(&base, &fat, DEFAULT_TOLERANCE, DEFAULT_MEMORY_TOLERANCE).regressed());
         fat.results[2].bytes_per_timer *= 1.04;
-        assert!(compare(&base, &fat, 0.1, 0.05).regressed());
+        assert!(compare(&base, &fat, DEFAULT_TOLERANCE, DEFAULT_MEMORY_TOLERANCE).regressed());
+    }
+
+    #[test]
+    fn a_shifted_operation_cost_is_shown_but_does_not_fail() {
+        let base = report(5, 1.0);
+        let mut costly = base.clone();
+        for rep in &mut costly.results[0].repetitions {
+            rep.cost.fire.runs_p50 *= 3.0;
+        }
+        let judged = compare(&base, &costly, DEFAULT_TOLERANCE, DEFAULT_MEMORY_TOLERANCE);
+        assert!(!judged.regressed());
+        let line = judged
+            .lines
+            .iter()
+            .find(|l| l.metric == "cost.fire.p50" && l.timer == base.results[0].timer)
+            .unwrap();
+        assert_eq!(line.verdict, Verdict::Shifted);
+        let text = render(&judged, &base, &costly, DEFAULT_TOLERANCE);
+        assert!(
+            text.contains("per-operation costs shifted: cost.fire.p50"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn throughput_tolerance_is_a_ratio_like_cost() {
+        assert!(worse(Better::Higher, 100.0, 100.0 / 1.26, 0.25));
+        assert!(!worse(Better::Higher, 100.0, 100.0 / 1.24, 0.25));
+        assert!(worse(Better::Lower, 100.0, 126.0, 0.25));
+        assert!(!worse(Better::Lower, 100.0, 124.0, 0.25));
     }
 
     #[test]

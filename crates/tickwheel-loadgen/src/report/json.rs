@@ -419,7 +419,7 @@ impl ResultJson {
     }
 
     /// This result's figures as one repetition.
-    fn repetition(&self) -> RepetitionJson {
+    pub(crate) fn repetition(&self) -> RepetitionJson {
         RepetitionJson {
             scheduled: self.scheduled,
             cancelled: self.cancelled,
