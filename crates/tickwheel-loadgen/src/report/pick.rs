@@ -9,8 +9,8 @@
 //!
 //! Two implementations are **within noise** of each other when their repetitions overlap
 //! (neither has every repetition better than every one of the other's), the same test `diff`
-//! uses. Memory is deterministic and needs no repetitions. A family is left out when the run has
-//! too few fires to rest p99.9 on 10 samples.
+//! uses. Memory is deterministic and needs no repetitions. A lead under 1 % reads as `level
+//! with`. A family is left out when the run has too few fires to rest p99.9 on 10 samples.
 
 use std::fmt::Write as _;
 
@@ -33,6 +33,9 @@ pub(crate) struct Pick {
 }
 
 type Figure = fn(&ResultJson) -> Vec<f64>;
+
+/// A lead below this ratio is printed as level: it is within the figures' rounding.
+const LEVEL: f64 = 1.01;
 
 fn cost_per_call(r: &ResultJson) -> Vec<f64> {
     let per = |ops: f64| if ops > 0.0 { 1e9 / ops } else { f64::INFINITY };
@@ -127,8 +130,8 @@ pub(crate) fn render(report: &Report) -> String {
                 p.next.0,
                 shown(p.family, p.next.1)
             )
-        } else if p.ratio <= 1.0 {
-            format!("tied with {}", p.next.0)
+        } else if p.ratio < LEVEL {
+            format!("level with {} ({})", p.next.0, shown(p.family, p.next.1))
         } else {
             format!(
                 "{:.2}x better than the next, {} ({})",
