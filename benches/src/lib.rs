@@ -1,5 +1,5 @@
 //! Benchmark support for tickwheel: one [`Adapter`] trait that lets a single benchmark function
-//! drive every tickwheel implementation and the peers a user would pick instead (`DESIGN.md` §8),
+//! drive every tickwheel implementation and the peers a user would pick instead,
 //! and the [`workload`]s that the criterion suite (`benches/timers.rs`) and the memory probe
 //! (`src/bin/memory.rs`) run through it. `scripts/bench.sh` runs both and writes the table.
 //!

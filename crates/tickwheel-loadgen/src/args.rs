@@ -72,7 +72,8 @@ pub(crate) enum LatenessArg {
 /// Which clock drives the timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ClockArg {
-    /// Deterministic discrete-event time: cost per operation and lateness in ticks.
+    /// Deterministic discrete-event time: the event loop charged with every call's measured
+    /// cost; lateness at hand-over, in ns.
     Virtual,
     /// The real monotonic clock: an event loop that sleeps; lateness in nanoseconds.
     Real,

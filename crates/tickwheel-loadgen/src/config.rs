@@ -16,7 +16,8 @@ use crate::gate::Thresholds;
 /// The clock a run is driven by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Clock {
-    /// Discrete-event time; lateness in ticks.
+    /// Discrete-event time; lateness as the loop hands timers over (or in ticks, see
+    /// [`LatenessView`]).
     Virtual,
     /// The monotonic clock; lateness in nanoseconds.
     Real,

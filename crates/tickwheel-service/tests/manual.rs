@@ -1,4 +1,4 @@
-//! Service semantics (DESIGN §6) on the deterministic core: no threads, the clock in the test's
+//! Service semantics on the deterministic core: no threads, the clock in the test's
 //! hands, so every expectation is exact.
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,4 +1,4 @@
-//! The service on the real clock with its driver thread (DESIGN §6, §9).
+//! The service on the real clock with its driver thread.
 //!
 //! These tests assert only strict invariants — never early, each timer ends exactly once,
 //! counts add up, nothing lost — and lateness only against generous bounds, so they pass on a
