@@ -1,4 +1,4 @@
-//! The tickwheel contract (DESIGN §4), run through the service's deterministic core
+//! The tickwheel contract, run through the service's deterministic core
 //! ([`ManualDriver`]) for every implementation and for one and several shards.
 //!
 //! Each expectation is a function over a service made by `Case`; the `contract!` macro
@@ -245,6 +245,24 @@ fn stale_keys(kind: Kind, shards: usize) {
     assert_eq!(h.cancel(newer), Ok(3));
 }
 
+/// A key from another service never touches this one's timers, though both put their first
+/// timer in the same shard and slot.
+fn foreign_keys(kind: Kind, shards: usize) {
+    let mut mine = Case::new(kind, shards, None);
+    let theirs = Case::new(kind, shards, None);
+    let (h, other) = (mine.driver.handle(), theirs.driver.handle());
+    let own = h.schedule_at_tick(5, 1).unwrap();
+    let foreign = other.schedule_at_tick(7, 1_000).unwrap();
+    assert_eq!(own.shard(), foreign.shard());
+    assert_eq!(own.timer_key().index(), foreign.timer_key().index());
+    assert_eq!(h.cancel(foreign), Err(KeyError::NotPending));
+    assert_eq!(h.reset_at_tick(foreign, 1), Err(KeyError::NotPending));
+    assert_eq!(h.deadline(foreign), None);
+    let fired = mine.run(5);
+    assert_eq!((fired[0].key, fired[0].payload), (own, 1));
+    assert_eq!(other.cancel(foreign), Ok(1_000));
+}
+
 /// Capacity over all shards: the schedule beyond it fails with the payload; cancel and fire
 /// make room again.
 fn capacity(kind: Kind, shards: usize) {
@@ -293,4 +311,11 @@ macro_rules! contract {
     };
 }
 
-contract!(model_run, fifo_ties, any_deadline, stale_keys, capacity);
+contract!(
+    model_run,
+    fifo_ties,
+    any_deadline,
+    stale_keys,
+    foreign_keys,
+    capacity
+);

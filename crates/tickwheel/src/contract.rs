@@ -116,6 +116,47 @@ pub fn stale_key_after_slot_reuse<X: Timer<u64>>(make: &dyn Fn(Options) -> X) {
     t.check_invariants();
 }
 
+/// A key issued by another timer touches nothing, even where the two timers' slots line up.
+///
+/// # Panics
+/// When the implementation breaks the contract.
+pub fn foreign_key_is_refused<X: Timer<u64>>(make: &dyn Fn(Options) -> X) {
+    let mut a = make(Options::new());
+    let mut b = make(Options::new());
+    let mine = a.insert(100, 1).unwrap();
+    let theirs = b.insert(200, 1_000).unwrap();
+    assert_eq!(mine.index(), theirs.index(), "{}: both in slot 0", a.name());
+    assert_eq!(a.cancel(theirs), None, "{}: foreign cancel", a.name());
+    assert_eq!(
+        a.reset(theirs, 5),
+        Err(StaleKeyError { key: theirs }),
+        "{}: foreign reset",
+        a.name()
+    );
+    assert_eq!(a.deadline(theirs), None);
+    assert_eq!(a.get(theirs), None);
+    assert_eq!(
+        a.deadline(mine),
+        Some(100),
+        "{}: own timer touched",
+        a.name()
+    );
+    assert_eq!(
+        b.cancel(theirs),
+        Some(1_000),
+        "{}: the key still works at home",
+        b.name()
+    );
+    // Still refused after the slot has been reused a few times on either side.
+    assert_eq!(a.cancel(mine), Some(1));
+    for i in 0..100 {
+        let k = a.insert(10, i).unwrap();
+        assert_eq!(a.cancel(theirs), None);
+        assert_eq!(a.cancel(k), Some(i));
+    }
+    a.check_invariants();
+}
+
 /// Cancelling and resetting the earliest timer.
 ///
 /// # Panics
@@ -409,6 +450,7 @@ macro_rules! contract_suite {
         }
         $crate::contract_suite!(@cases make;
             fires_in_order, reset_counts_as_new_insertion, stale_key_after_slot_reuse,
+            foreign_key_is_refused,
             cancel_and_reset_earliest, reset_earlier_later_past_after_fire,
             past_and_max_deadlines, now_never_goes_back, long_uptime_and_ten_year_jump,
             irregular_polling, capacity_full_then_freed, drain_returns_everything,

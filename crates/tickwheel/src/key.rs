@@ -9,10 +9,23 @@ use core::fmt;
 
 /// Names one pending timer inside the [`Timer`](crate::Timer) that returned it.
 ///
-/// Keys are only meaningful for the timer that issued them. They are small (`index`, `generation`:
-/// 8 bytes), `Copy`, and safe to keep after the timer ended: a stale key is detected by its
-/// generation. A slot's generation is a `u32` that wraps, so a key kept through 2³² reuses of the
-/// same slot could match again; no realistic program holds a key that long.
+/// Keys are only meaningful for the timer that issued them, and another timer refuses them: each
+/// timer starts its slots' generations at its own point of the `u32` circle, so a foreign key
+/// names a generation none of its slots holds (until one slot has been reused millions of times
+/// more in one timer than in the other). They are small (`index`, `generation`: 8 bytes), `Copy`,
+/// and safe to keep after the timer ended: a stale key is detected by its generation. A slot's
+/// generation is a `u32` that wraps, so a key kept through 2³² reuses of the same slot could
+/// match again; no realistic program holds a key that long.
+///
+/// ```
+/// use tickwheel::{HashedWheel, Timer};
+///
+/// let (mut a, mut b) = (HashedWheel::new(), HashedWheel::new());
+/// let mine = a.insert(100, "a's own").unwrap();
+/// let theirs = b.insert(200, "b's").unwrap();
+/// assert_eq!(a.cancel(theirs), None); // a foreign key touches nothing
+/// assert_eq!(a.cancel(mine), Some("a's own"));
+/// ```
 ///
 /// ```
 /// use tickwheel::{HierarchicalWheel, Timer};

@@ -6,8 +6,16 @@
 //!
 //! An occupied slot's generation lives inside the entry as a `NonZeroU32` (see
 //! [`Generational`]): its zero niche lets the slot enum tell occupied from vacant without a tag
-//! word, so a slot is exactly as large as its entry. Generations start at 1 and skip 0 when they
-//! wrap, so a key of generation 0 is always stale.
+//! word, so a slot is exactly as large as its entry. Generations skip 0 when they wrap, so a key
+//! of generation 0 is always stale.
+//!
+//! Each slab starts its slots at its own generation, [`GENERATION_STRIDE`] further along the
+//! `u32` circle than the slab created before it, so a key issued by one timer names a
+//! generation that no slot of another timer holds. A foreign key is accepted only where one
+//! timer has reused that slot as many more times than the other as their starting generations
+//! lie apart: among the first `n` timers of a process at least about 2³² / (2.6 · n) reuses of
+//! one slot (for a thousand timers, 1.6 million), which no caller reaches by mistake. On targets
+//! without 32-bit atomics every slab starts at 1 and keys are not bound to their timer.
 //!
 //! # Invariants
 //! - `len` equals the number of occupied slots; the free list holds every vacant slot once.
@@ -24,6 +32,8 @@
 use alloc::vec::Vec;
 
 use core::num::NonZeroU32;
+#[cfg(target_has_atomic = "32")]
+use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::TimerKey;
 
@@ -56,6 +66,24 @@ pub(crate) use generational;
 /// The generation a fresh entry is built with; the slab overwrites it on insert.
 pub(crate) const FIRST_GENERATION: NonZeroU32 = NonZeroU32::MIN;
 
+/// How far apart successive slabs start their generations: 2³² / φ, odd, so the starting
+/// generations of any number of slabs stay spread over the whole circle.
+pub(crate) const GENERATION_STRIDE: u32 = 0x9E37_79B9;
+
+/// The starting generation of a new slab.
+fn starting_generation() -> NonZeroU32 {
+    #[cfg(target_has_atomic = "32")]
+    {
+        static NEXT: AtomicU32 = AtomicU32::new(1);
+        let generation = NEXT.fetch_add(GENERATION_STRIDE, Ordering::Relaxed);
+        NonZeroU32::new(generation).unwrap_or(FIRST_GENERATION)
+    }
+    #[cfg(not(target_has_atomic = "32"))]
+    {
+        FIRST_GENERATION
+    }
+}
+
 enum Slot<E> {
     Occupied(E),
     Vacant {
@@ -72,6 +100,8 @@ pub(crate) struct Slab<E> {
     len: usize,
     /// Most occupied slots allowed at once (the timer's capacity).
     limit: usize,
+    /// The generation of every slot this slab creates.
+    first: NonZeroU32,
 }
 
 impl<E: Generational> Slab<E> {
@@ -83,6 +113,7 @@ impl<E: Generational> Slab<E> {
             free_head: NIL,
             len: 0,
             limit,
+            first: starting_generation(),
         }
     }
 
@@ -132,11 +163,11 @@ impl<E: Generational> Slab<E> {
             })
         } else {
             let index = self.slots.len() as u32;
-            value.set_generation(FIRST_GENERATION);
+            value.set_generation(self.first);
             self.slots.push(Slot::Occupied(value));
             Ok(TimerKey {
                 index,
-                generation: FIRST_GENERATION.get(),
+                generation: self.first.get(),
             })
         }
     }

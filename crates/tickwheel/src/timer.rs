@@ -8,8 +8,10 @@
 //!    returns `None`, whatever the jump from the previous `now`.
 //! 4. **Ordered.** Timers come out by deadline, equal deadlines first-in first-out; a `reset`
 //!    counts as a new insertion. Every implementation gives the same order.
-//! 5. **Stale keys are harmless.** A key whose timer ended gets `None` / [`StaleKeyError`], even
-//!    after its storage is reused.
+//! 5. **Stale and foreign keys are harmless.** A key whose timer ended gets `None` /
+//!    [`StaleKeyError`], even after its storage is reused; so does a key another timer issued
+//!    (each timer starts its generations elsewhere on the `u32` circle; the residual chance is
+//!    in the slab's docs).
 //! 6. **Bounded work per call.** `poll` returns one timer per call.
 //! 7. **Next deadline.** `next_deadline()` is never later than the earliest pending deadline.
 //! 8. **Any deadline.** Past deadlines fire at the next poll; `u64::MAX` is accepted.
