@@ -54,8 +54,9 @@ pub struct Fired<T> {
 pub struct Unfired<T> {
     /// The key the timer had; stale from now on.
     pub key: ServiceKey,
-    /// The deadline rounded up to a tick boundary, or `None` when it lies beyond what `Instant`
-    /// can represent (a timer set `Duration::MAX` out).
+    /// The deadline rounded up to a tick boundary, or `None` for a timer that would never have
+    /// fired: one set `Duration::MAX` out (its tick saturates at `u64::MAX`, which never comes
+    /// due), or one beyond what `Instant` can represent.
     pub deadline: Option<Instant>,
     /// The payload given at schedule time.
     pub payload: T,

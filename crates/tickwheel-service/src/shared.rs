@@ -234,7 +234,10 @@ impl<T, X: Timer<T>> Shared<T, X> {
             .into_iter()
             .map(|(i, e)| Unfired {
                 key: ServiceKey::new(i, e.key),
-                deadline: self.clock.instant_of(e.deadline),
+                // A timer at the last tick never fires: it has no deadline to report.
+                deadline: (e.deadline != Tick::MAX)
+                    .then(|| self.clock.instant_of(e.deadline))
+                    .flatten(),
                 payload: e.payload,
             })
             .collect()

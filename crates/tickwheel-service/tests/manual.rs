@@ -180,6 +180,19 @@ fn full_hands_the_payload_back_and_room_returns_after_cancel_or_fire() {
 }
 
 #[test]
+fn a_timer_that_never_fires_comes_back_without_a_deadline() {
+    let (driver, _fired) = channel_driver::<u64>(1);
+    let t0 = driver.clock().origin();
+    let h = driver.handle();
+    let never = h.schedule_after(Duration::MAX, 1).unwrap();
+    let soon = h.schedule_at(t0 + 5 * MS, 2).unwrap();
+    let unfired = driver.shutdown();
+    let deadline = |key| unfired.iter().find(|u| u.key == key).unwrap().deadline;
+    assert_eq!(deadline(never), None, "Duration::MAX never comes due");
+    assert_eq!(deadline(soon), Some(t0 + 5 * MS));
+}
+
+#[test]
 fn shutdown_returns_every_unfired_payload_then_errors_are_permanent() {
     let (mut driver, fired) = channel_driver::<u64>(4);
     let t0 = driver.clock().origin();

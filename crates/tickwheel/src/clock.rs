@@ -132,7 +132,9 @@ impl TickClock {
     }
 
     /// The deadline tick for a timer set `after` a delay from `now`: `deadline_tick(now +
-    /// after)`, saturating instead of overflowing for huge durations.
+    /// after)`, saturating instead of overflowing for huge durations. A `now` before the origin
+    /// counts from `now`, like `deadline_tick`: the delay that reaches past the origin is what
+    /// is left of it there.
     ///
     /// ```
     /// use std::time::{Duration, Instant};
@@ -141,8 +143,11 @@ impl TickClock {
     /// ```
     #[must_use]
     pub fn deadline_after(&self, now: Instant, after: Duration) -> Tick {
-        let since = now.saturating_duration_since(self.origin).as_nanos();
-        let total = since.saturating_add(after.as_nanos());
+        let after = after.as_nanos();
+        let total = match now.checked_duration_since(self.origin) {
+            Some(since) => since.as_nanos().saturating_add(after),
+            None => after.saturating_sub((self.origin - now).as_nanos()),
+        };
         saturate(total.div_ceil(u128::from(self.resolution_ns)))
     }
 
@@ -219,15 +224,33 @@ mod tests {
     }
 
     #[test]
+    fn a_delay_from_before_the_origin_counts_from_then() {
+        let (origin, _) = clock();
+        let later =
+            TickClock::with_origin(origin + Duration::from_millis(5), Duration::from_millis(1))
+                .unwrap();
+        // 10 ms after a moment 5 ms before the origin is 5 ms after it, as deadline_tick says.
+        let after = Duration::from_millis(10);
+        assert_eq!(later.deadline_after(origin, after), 5);
+        assert_eq!(
+            later.deadline_after(origin, after),
+            later.deadline_tick(origin + after)
+        );
+        // A delay that ends before the origin is due at once.
+        assert_eq!(later.deadline_after(origin, Duration::from_millis(3)), 0);
+    }
+
+    #[test]
     fn saturates() {
         let (origin, _) = clock();
         let ns = TickClock::with_origin(origin, Duration::from_nanos(1)).unwrap();
         assert_eq!(ns.deadline_after(origin, Duration::MAX), u64::MAX);
         assert_eq!(ns.ticks_ceil(Duration::MAX), u64::MAX);
-        assert_eq!(
-            ns.instant_of(u64::MAX).map(|_| ()),
-            ns.instant_of(u64::MAX).map(|_| ())
-        );
+        // u64::MAX nanoseconds is 584 years: an `Instant` still holds it.
+        let years_500 = Duration::from_secs(500 * 365 * 86_400);
+        assert!(ns
+            .instant_of(u64::MAX)
+            .is_some_and(|at| at > origin + years_500));
         let huge = TickClock::with_origin(origin, Duration::MAX).unwrap();
         assert_eq!(huge.instant_of(u64::MAX), None);
         assert_eq!(huge.ticks_ceil(Duration::from_secs(1)), 1);
