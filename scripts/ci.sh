@@ -12,8 +12,8 @@ echo "== cargo fmt"
 cargo fmt --all --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
-echo "== cargo doc"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+echo "== cargo doc (private items too: the module docs are the design notes)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --document-private-items --quiet
 echo "== core crate without std (no_std + alloc, as README promises)"
 cargo build -p tickwheel --no-default-features --quiet
 echo "== benchmarks build (CI builds them; it does not run them)"

@@ -16,7 +16,7 @@
 //! overlap instead of following a linked list one miss at a time.
 //!
 //! A reset that pushes a timer later while its reference sits in a slot of level 1 or higher
-//! moves it *in place* ([`moved`](super::moved)): the entry records the new deadline, the
+//! moves it *in place* ([`moved`]): the entry records the new deadline, the
 //! reference stays as the timer's home, and the slot is marked. A marked slot of level 2 or
 //! higher carries its references down unread (a home goes to the place of its own deadline,
 //! which stays marked); a marked level-1 slot reads the entries and places each moved timer
@@ -50,7 +50,7 @@
 //!   is after `elapsed`: `poll` pushes them all before the cursor could reach one. A timer
 //!   whose placement it holds is never moved in place.
 //! - A timer moved in place has its one live reference (its home) in a slot of level 1 or
-//!   higher whose moved mark is set, at or before its deadline ([`moved`](super::moved)).
+//!   higher whose moved mark is set, at or before its deadline ([`moved`]).
 //! - A level's occupancy bit is set iff its slot's bucket holds any reference.
 //! - Equal deadlines leave first-in first-out: every insert and reset takes a new `seq`, and
 //!   references to one deadline are pushed in `seq` order (cascades keep their order), except
