@@ -34,7 +34,12 @@ pub const LATENESS_MAX_US: u64 = 3_600_000_000;
 /// fired.recv().unwrap();
 /// let stats = service.stats();
 /// assert_eq!((stats.scheduled, stats.cancelled, stats.fired, stats.pending), (2, 1, 1, 0));
-/// assert_eq!(stats.lateness_us.len(), 1);
+/// // Lateness is recorded once the driver's whole batch is delivered, just after this one.
+/// let until = std::time::Instant::now() + Duration::from_secs(10);
+/// while service.stats().lateness_us.len() < 1 && std::time::Instant::now() < until {
+///     std::thread::yield_now();
+/// }
+/// assert_eq!(service.stats().lateness_us.len(), 1);
 /// ```
 #[derive(Clone)]
 #[non_exhaustive]
@@ -65,7 +70,9 @@ pub struct ServiceStats {
     /// Shards in the service.
     pub shards: usize,
     /// Fire lateness in microseconds: delivery start minus the deadline (rounded up to a tick).
-    /// Saturates at [`LATENESS_MAX_US`].
+    /// Saturates at [`LATENESS_MAX_US`]. Recorded after the driver delivers each batch, so a
+    /// receiver that reads it at once may not see its own fire in it yet; `fired` counts it
+    /// before delivery.
     pub lateness_us: Histogram<u64>,
 }
 
