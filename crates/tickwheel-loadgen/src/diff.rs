@@ -148,17 +148,8 @@ struct Timing {
     floor: f64,
 }
 
-fn reps(r: &ResultJson) -> Vec<RepetitionJson> {
-    if r.repetitions.is_empty() {
-        // A report of one run may carry its figures at the top level only.
-        vec![r.repetition()]
-    } else {
-        r.repetitions.clone()
-    }
-}
-
 fn timings(r: &ResultJson, report: &Report) -> Vec<Timing> {
-    let reps = reps(r);
+    let reps = r.each_repetition();
     // One step of the counter, in the whole ns single calls are recorded in.
     let call_floor = report.timing.resolution_ns.max(1.0).ceil();
     let run_floor = report.timing.run_resolution_ns;
@@ -390,7 +381,7 @@ pub(crate) fn compare(
         // The process's peak RSS also holds what the allocator kept from earlier runs, so it
         // varies from run to run: judged against the noise too.
         let rss = |r: &ResultJson| -> Vec<f64> {
-            reps(r)
+            r.each_repetition()
                 .iter()
                 .map(|x| x.peak_rss_bytes.unwrap_or(0) as f64)
                 .collect()

@@ -418,8 +418,18 @@ impl ResultJson {
         }
     }
 
+    /// Every repetition's figures; a report of one run may carry them at the top level only,
+    /// and then they are its one repetition.
+    pub(crate) fn each_repetition(&self) -> Vec<RepetitionJson> {
+        if self.repetitions.is_empty() {
+            vec![self.repetition()]
+        } else {
+            self.repetitions.clone()
+        }
+    }
+
     /// This result's figures as one repetition.
-    pub(crate) fn repetition(&self) -> RepetitionJson {
+    fn repetition(&self) -> RepetitionJson {
         RepetitionJson {
             scheduled: self.scheduled,
             cancelled: self.cancelled,

@@ -39,22 +39,17 @@ const LEVEL: f64 = 1.01;
 
 fn cost_per_call(r: &ResultJson) -> Vec<f64> {
     let per = |ops: f64| if ops > 0.0 { 1e9 / ops } else { f64::INFINITY };
-    if r.repetitions.is_empty() {
-        vec![per(r.ops_per_sec)]
-    } else {
-        r.repetitions.iter().map(|x| per(x.ops_per_sec)).collect()
-    }
+    r.each_repetition()
+        .iter()
+        .map(|x| per(x.ops_per_sec))
+        .collect()
 }
 
 fn tail_lateness(r: &ResultJson) -> Vec<f64> {
-    if r.repetitions.is_empty() {
-        vec![r.lateness.percentiles.p999 as f64]
-    } else {
-        r.repetitions
-            .iter()
-            .map(|x| x.lateness.p999 as f64)
-            .collect()
-    }
+    r.each_repetition()
+        .iter()
+        .map(|x| x.lateness.p999 as f64)
+        .collect()
 }
 
 fn memory(r: &ResultJson) -> Vec<f64> {
