@@ -31,6 +31,13 @@ pub fn poll_all<X: Timer<u64>>(timer: &mut X, now: Tick) -> Vec<Expired<u64>> {
     out
 }
 
+/// Polls at `now` until nothing is left, checking invariants once at the end.
+fn fire_due<X: Timer<u64>>(timer: &mut X, now: Tick) -> Vec<Expired<u64>> {
+    let out: Vec<_> = core::iter::from_fn(|| timer.poll(now)).collect();
+    timer.check_invariants();
+    out
+}
+
 fn payloads(fired: &[Expired<u64>]) -> Vec<u64> {
     fired.iter().map(|e| e.payload).collect()
 }
@@ -431,6 +438,103 @@ pub fn stats_add_up<X: Timer<u64>>(make: &dyn Fn(Options) -> X) {
     );
 }
 
+/// After a burst of 100,000 timers, all cancelled, and a quiet period with a trickle of 1,000,
+/// [`Timer::shrink_to_fit`] brings memory under a tenth of the peak and within twice what a
+/// fresh timer holding the same live set takes; every key stays valid, released slots' keys
+/// stay stale, and the trickle then fires exactly as it would have.
+///
+/// # Panics
+/// When the implementation breaks the contract.
+pub fn memory_comes_back_after_a_burst<X: Timer<u64>>(make: &dyn Fn(Options) -> X) {
+    const BURST: u64 = 100_000;
+    const TRICKLE: u64 = 1_000;
+    let mut t = make(Options::new());
+    let burst: Vec<_> = (0..BURST)
+        .map(|i| t.insert(1 + i * 7 % 60_000, i).unwrap())
+        .collect();
+    let peak = t.allocated_bytes();
+    for &k in &burst {
+        t.cancel(k).unwrap();
+    }
+    // The quiet period: a trickle of 1,000 live timers, each fired and replaced in turn.
+    let mut live = Vec::new();
+    let mut now = 0;
+    let mut next = BURST;
+    for round in 0..10u64 {
+        while (live.len() as u64) < TRICKLE {
+            let deadline = now + 1 + (next * 13) % 5_000;
+            live.push((t.insert(deadline, next).unwrap(), deadline, next));
+            next += 1;
+        }
+        now += 500 + round;
+        let fired = fire_due(&mut t, now);
+        live.retain(|&(_, _, id)| fired.iter().all(|e| e.payload != id));
+    }
+    let mut fresh = make(Options::new().start(now));
+    for &(_, deadline, id) in &live {
+        fresh.insert(deadline, id).unwrap();
+    }
+    t.shrink_to_fit();
+    t.check_invariants();
+    let after = t.allocated_bytes();
+    let needed = fresh.allocated_bytes();
+    assert!(
+        after * 10 < peak,
+        "{}: {after} B after the shrink, {peak} B at the peak",
+        t.name()
+    );
+    assert!(
+        after <= 2 * needed,
+        "{}: {after} B after the shrink, {needed} B for the same timers in a fresh one",
+        t.name()
+    );
+    for &k in &burst {
+        assert_eq!(t.cancel(k), None, "{}: a burst key came back", t.name());
+    }
+    for &(k, deadline, id) in &live {
+        assert_eq!(
+            t.deadline(k),
+            Some(deadline),
+            "{}: live key {k:?}",
+            t.name()
+        );
+        assert_eq!(t.get(k), Some(&id));
+    }
+    // New timers in the released slots: the burst's keys must stay stale.
+    let again: Vec<_> = (0..BURST / 2)
+        .map(|i| t.insert(now + 10_000, u64::MAX - i).unwrap())
+        .collect();
+    for &k in &burst {
+        assert_eq!(
+            t.get(k),
+            None,
+            "{}: a burst key names a new timer",
+            t.name()
+        );
+    }
+    for k in again {
+        t.cancel(k).unwrap();
+    }
+    let mut want: Vec<(Tick, u64)> = live.iter().map(|&(_, d, id)| (d, id)).collect();
+    want.sort_unstable();
+    let got: Vec<(Tick, u64)> = fire_due(&mut t, now + 10_000)
+        .into_iter()
+        .map(|e| (e.deadline, e.payload))
+        .collect();
+    let mut order: Vec<(Tick, u64)> = fire_due(&mut fresh, now + 10_000)
+        .into_iter()
+        .map(|e| (e.deadline, e.payload))
+        .collect();
+    assert_eq!(
+        got,
+        order,
+        "{}: the shrink changed the fired sequence",
+        t.name()
+    );
+    order.sort_unstable();
+    assert_eq!(order, want, "{}: lost or doubled a timer", t.name());
+}
+
 /// Instantiates every case of the contract suite as a `#[test]` for one implementation.
 ///
 /// ```
@@ -454,7 +558,7 @@ macro_rules! contract_suite {
             cancel_and_reset_earliest, reset_earlier_later_past_after_fire,
             past_and_max_deadlines, now_never_goes_back, long_uptime_and_ten_year_jump,
             irregular_polling, capacity_full_then_freed, drain_returns_everything,
-            past_insert_during_drain, stats_add_up);
+            past_insert_during_drain, stats_add_up, memory_comes_back_after_a_burst);
         #[test]
         fn capacity_zero_is_refused() {
             $crate::contract::capacity_zero_is_refused(&$make);

@@ -274,6 +274,33 @@ pub trait Timer<T> {
     /// Heap bytes held by the structure (its allocations, not counting what payloads own).
     fn allocated_bytes(&self) -> usize;
 
+    /// Releases the memory the pending timers do not need, as after a burst has passed.
+    /// Every key stays valid and nothing pending changes: no timer moves to a slot its key
+    /// does not name, and the fired sequence is the same with or without the call.
+    ///
+    /// Afterwards [`allocated_bytes`](Self::allocated_bytes) is at most about twice what the
+    /// pending timers need, plus the structure's fixed floor, as long as the live timers sit
+    /// at low slab indices: inserts take a free slot from the lowest page of 1,024 slots that
+    /// has one, so timers inserted after a burst do. A timer still pending from the burst's
+    /// peak keeps the slots below it. O(n) (the hierarchical wheel: O(n log n), it rebuilds every place); call it from
+    /// a quiet moment, not per operation.
+    ///
+    /// ```
+    /// use tickwheel::{IndexedHeap, Timer};
+    ///
+    /// let mut timer = IndexedHeap::new();
+    /// let keep = timer.insert(5, u64::MAX).unwrap();
+    /// let burst: Vec<_> = (0..100_000).map(|i| timer.insert(1_000 + i, i).unwrap()).collect();
+    /// for key in burst {
+    ///     timer.cancel(key);
+    /// }
+    /// let peak = timer.allocated_bytes();
+    /// timer.shrink_to_fit();
+    /// assert!(timer.allocated_bytes() * 10 < peak);
+    /// assert_eq!(timer.poll(5).map(|e| (e.key, e.payload)), Some((keep, u64::MAX)));
+    /// ```
+    fn shrink_to_fit(&mut self);
+
     /// The implementation's short name (`hashed`, `hierarchical`, `heap`, `lazy-heap`).
     fn name(&self) -> &'static str;
 
@@ -321,6 +348,9 @@ impl<T, X: Timer<T> + ?Sized> Timer<T> for Box<X> {
     }
     fn allocated_bytes(&self) -> usize {
         (**self).allocated_bytes()
+    }
+    fn shrink_to_fit(&mut self) {
+        (**self).shrink_to_fit();
     }
     fn name(&self) -> &'static str {
         (**self).name()

@@ -49,6 +49,8 @@ enum Op {
         step: u64,
         limit: Option<u8>,
     },
+    /// `shrink_to_fit`: changes no answer.
+    Shrink,
 }
 
 /// Offsets that sit on or next to slot, level, ring and span boundaries.
@@ -112,6 +114,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (any::<usize>(), when()).prop_map(|(i, w)| Op::Reset(i, w)),
         4 => (step(), prop::option::weighted(0.6, 1u8..4))
             .prop_map(|(step, limit)| Op::Poll { step, limit }),
+        1 => Just(Op::Shrink),
     ]
 }
 
@@ -278,6 +281,13 @@ fn run(start: Tick, capacity: Option<usize>, ops: &[Op]) -> Result<(), TestCaseE
                 }
             }
             Op::Cancel(_) | Op::Reset(..) => {}
+            Op::Shrink => {
+                for s in &mut subjects {
+                    s.timer.shrink_to_fit();
+                    s.timer.check_invariants();
+                    prop_assert_eq!(s.timer.len(), model.pending.len());
+                }
+            }
             Op::Poll { step, limit } => {
                 model.now = model.now.saturating_add(*step);
                 let mut want = Vec::new();
@@ -380,6 +390,7 @@ fn churn_op() -> impl Strategy<Value = Op> {
         4 => (any::<usize>(), near).prop_map(|(i, w)| Op::Reset(i, w)),
         1 => (prop_oneof![Just(0u64), 1u64..3, 60u64..70], prop::option::weighted(0.8, 1u8..4))
             .prop_map(|(step, limit)| Op::Poll { step, limit }),
+        1 => Just(Op::Shrink),
     ]
 }
 

@@ -340,6 +340,13 @@ impl<T, const D: usize> Timer<T> for IndexedHeap<T, D> {
             .collect()
     }
 
+    fn shrink_to_fit(&mut self) {
+        self.slab.shrink_to_fit();
+        self.pos.truncate(self.slab.slots());
+        self.pos.shrink_to_fit();
+        self.heap.shrink_to_fit();
+    }
+
     fn allocated_bytes(&self) -> usize {
         self.slab.allocated_bytes()
             + self.heap.capacity() * core::mem::size_of::<Item>()

@@ -461,6 +461,16 @@ impl<T> Timer<T> for LazyHeap<T> {
             .collect()
     }
 
+    fn shrink_to_fit(&mut self) {
+        let slab = &self.slab;
+        let mut items = core::mem::take(&mut self.heap).into_vec();
+        items.retain(|i| i.is_live(slab));
+        items.shrink_to_fit();
+        // The live elements keep their order: a heap built from them pops them alike.
+        self.heap = BinaryHeap::from(items);
+        self.slab.shrink_to_fit();
+    }
+
     fn allocated_bytes(&self) -> usize {
         // A B-tree entry of `((Tick, u32), u32)` with node overhead: about 1.5× its 16 bytes.
         self.slab.allocated_bytes()

@@ -313,6 +313,12 @@ impl Chunks {
         self.free_len = chunks as usize;
     }
 
+    /// Releases the arena's spare capacity (the free chunks stay).
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.refs.shrink_to_fit();
+        self.next.shrink_to_fit();
+    }
+
     /// Chunks owned by buckets: `CHUNK` times this bounds the references they hold, in O(1).
     #[inline]
     pub(crate) fn in_use(&self) -> usize {

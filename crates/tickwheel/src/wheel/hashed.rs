@@ -439,6 +439,11 @@ impl<T> Timer<T> for HashedWheel<T> {
             .collect()
     }
 
+    fn shrink_to_fit(&mut self) {
+        // The ring is the fixed floor; slots link through slab indices, which do not move.
+        self.slab.shrink_to_fit();
+    }
+
     fn allocated_bytes(&self) -> usize {
         self.slab.allocated_bytes()
             + self.slots.len() * (core::mem::size_of::<List>() + core::mem::size_of::<Tick>())

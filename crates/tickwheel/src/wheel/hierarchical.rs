@@ -238,6 +238,12 @@ impl<T> HierarchicalWheel<T> {
         // The firing order takes the nursery's live placements in too.
         let order = self.firing_order();
         self.clear_places();
+        self.place_in_order(&order);
+    }
+
+    /// Places the timers `order` lists (every pending one, in firing order, with every place
+    /// cleared), giving them seqs `0..n`.
+    fn place_in_order(&mut self, order: &[u32]) {
         for (n, &index) in order.iter().enumerate() {
             let e = self.slab.at_mut(index);
             moved::settle(e, self.elapsed);
@@ -950,6 +956,18 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         order.into_iter().map(|index| self.take(index)).collect()
     }
 
+    fn shrink_to_fit(&mut self) {
+        // A renumbering into a fresh arena: the references come back packed, the dead ones
+        // dropped, and the slab's tail is released.
+        let order = self.firing_order();
+        self.clear_places();
+        self.chunks = Chunks::new(0, 0);
+        self.scratch = Vec::new();
+        self.place_in_order(&order);
+        self.chunks.shrink_to_fit();
+        self.slab.shrink_to_fit();
+    }
+
     fn allocated_bytes(&self) -> usize {
         // A B-tree entry of `((Tick, u32), u32)` with node overhead: about 1.5× its 16 bytes.
         let ordered = (self.overdue.len() + self.overflow.len()) * 24;
@@ -1105,10 +1123,10 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         // overflow (pending at that push) can have changed them.
         let unchecked = (CHUNK - 1) * (LEVELS * SLOTS + 1);
         assert!(
-            refs <= (COMPACT_RATIO + 1) * self.slab.peak() + COMPACT_SLACK + 1 + unchecked,
+            refs <= (COMPACT_RATIO + 1) * self.slab.slots() + COMPACT_SLACK + 1 + unchecked,
             "{} references for at most {} pending timers and not compacted",
             refs,
-            self.slab.peak()
+            self.slab.slots()
         );
         let owned: usize = self
             .levels
