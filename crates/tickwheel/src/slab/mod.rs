@@ -255,28 +255,27 @@ impl<E: Generational> Slab<E> {
             self.low = page;
             self.low_head = index;
             NIL
+        } else if page > self.low {
+            let next = core::mem::replace(&mut self.heads[page as usize], index);
+            if next == NIL {
+                self.free_pages.set(page as usize);
+            }
+            next
         } else {
-            self.link_elsewhere(index, page)
+            self.become_low(index, page)
         }
     }
 
-    /// [`link_free`](Self::link_free) into a page other than `low`, which is some page.
+    /// [`link_free`](Self::link_free) into a page below `low`, which is some page: no page
+    /// below it has a vacant slot, so `page` becomes the low page and the old one goes back to
+    /// `free_pages`, its list with it.
     #[inline(never)]
-    fn link_elsewhere(&mut self, index: u32, page: u32) -> u32 {
-        if page < self.low {
-            // No page below the low page has a vacant slot: this one becomes the low page, and
-            // the old one goes back to `free_pages`, its list with it.
-            self.heads[self.low as usize] = self.low_head;
-            self.free_pages.set(self.low as usize);
-            self.low = page;
-            self.low_head = index;
-            return NIL;
-        }
-        let next = core::mem::replace(&mut self.heads[page as usize], index);
-        if next == NIL {
-            self.free_pages.set(page as usize);
-        }
-        next
+    fn become_low(&mut self, index: u32, page: u32) -> u32 {
+        self.heads[self.low as usize] = self.low_head;
+        self.free_pages.set(self.low as usize);
+        self.low = page;
+        self.low_head = index;
+        NIL
     }
 
     /// Checks a key and returns its index when it names an occupied slot of that generation.
@@ -391,6 +390,7 @@ impl<E: Generational> Slab<E> {
     }
 
     /// Vacates an occupied slot, moving its generation on so that old keys go stale.
+    #[inline(always)]
     pub(crate) fn remove_at(&mut self, index: u32) -> E {
         let generation = match &self.slots[index as usize] {
             Slot::Occupied(value) => value.generation(),

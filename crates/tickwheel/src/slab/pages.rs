@@ -76,7 +76,7 @@ impl PageBits {
     }
 
     /// Sets page `page`.
-    #[inline]
+    #[inline(never)]
     pub(crate) fn set(&mut self, page: usize) {
         let mut i = page;
         for level in &mut self.levels {
