@@ -26,6 +26,10 @@ pub enum ScheduleError<T> {
     Full(T),
     /// The service was shut down. Permanent: every later schedule fails the same way.
     Shutdown(T),
+    /// Every shard has failed: a panic unwound out of the `Timer` implementation each one
+    /// holds (see [`ServiceStats::failed_shards`](crate::ServiceStats::failed_shards)).
+    /// Permanent; shut the service down to recover what it can.
+    Failed(T),
 }
 
 impl<T> ScheduleError<T> {
@@ -36,11 +40,11 @@ impl<T> ScheduleError<T> {
     /// ```
     pub fn into_inner(self) -> T {
         match self {
-            Self::Full(payload) | Self::Shutdown(payload) => payload,
+            Self::Full(payload) | Self::Shutdown(payload) | Self::Failed(payload) => payload,
         }
     }
 
-    /// Whether retrying later can succeed (`Full`), as opposed to never (`Shutdown`).
+    /// Whether retrying later can succeed (`Full`), as opposed to never (`Shutdown`, `Failed`).
     ///
     /// ```
     /// use tickwheel_service::ScheduleError;
@@ -57,6 +61,7 @@ impl<T> fmt::Debug for ScheduleError<T> {
         match self {
             Self::Full(_) => f.write_str("Full(..)"),
             Self::Shutdown(_) => f.write_str("Shutdown(..)"),
+            Self::Failed(_) => f.write_str("Failed(..)"),
         }
     }
 }
@@ -70,6 +75,9 @@ impl<T> fmt::Display for ScheduleError<T> {
             Self::Shutdown(_) => {
                 f.write_str("timer service has been shut down; it accepts no more timers")
             }
+            Self::Failed(_) => f.write_str(
+                "every shard of the timer service failed (its Timer implementation panicked); shut it down to recover what it can",
+            ),
         }
     }
 }
@@ -98,6 +106,9 @@ pub enum KeyError {
     /// The service was shut down; every pending payload was handed back by
     /// [`TimerService::shutdown`](crate::TimerService::shutdown). Permanent.
     Shutdown,
+    /// The key's shard failed: a panic unwound out of its `Timer` implementation, so its
+    /// timers will not fire. `shutdown` hands back what that timer still gives up. Permanent.
+    Failed,
 }
 
 impl fmt::Display for KeyError {
@@ -108,6 +119,9 @@ impl fmt::Display for KeyError {
             ),
             Self::Shutdown => f.write_str(
                 "timer service has been shut down; pending payloads were returned by shutdown",
+            ),
+            Self::Failed => f.write_str(
+                "the key's shard failed (its Timer implementation panicked) and its timers will not fire; shutdown returns what it can recover",
             ),
         }
     }

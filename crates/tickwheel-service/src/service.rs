@@ -254,6 +254,32 @@ impl<T, X: Timer<T>> TimerHandle<T, X> {
         self.shared.pending()
     }
 
+    /// Releases the memory the pending timers do not need, shard by shard
+    /// ([`Timer::shrink_to_fit`](tickwheel::Timer::shrink_to_fit)): after a burst has passed,
+    /// memory follows the live count again. Every key stays valid. Each shard's lock is held
+    /// for its O(n) pass, so call it at a quiet moment (say once a minute), not per operation.
+    ///
+    /// ```
+    /// # use tickwheel_service::{Builder, Delivery};
+    /// # use std::time::Duration;
+    /// let (delivery, _fired) = Delivery::channel();
+    /// let service = Builder::new().shards(1).build(delivery).unwrap();
+    /// let keep = service.schedule_after(Duration::from_secs(60), u32::MAX).unwrap();
+    /// let burst: Vec<_> = (0..100_000)
+    ///     .map(|i| service.schedule_after(Duration::from_secs(30), i).unwrap())
+    ///     .collect();
+    /// let peak = service.stats().allocated_bytes;
+    /// for key in burst {
+    ///     service.cancel(key).unwrap();
+    /// }
+    /// service.shrink_to_fit();
+    /// assert!(service.stats().allocated_bytes * 10 < peak);
+    /// assert_eq!(service.cancel(keep), Ok(u32::MAX));
+    /// ```
+    pub fn shrink_to_fit(&self) {
+        self.shared.shrink_to_fit();
+    }
+
     /// Counters and the lateness histogram; see [`ServiceStats`].
     ///
     /// ```

@@ -12,9 +12,14 @@
 //!   swaps it to `AWAKE` and unparks the driver; the swap makes sure only one producer pays
 //!   the syscall per sleep.
 //! - Once a shard is `closed` it stays closed and empty.
+//! - Once a shard is `failed` (a panic unwound out of one of its `Timer` methods, on any
+//!   thread) no method of its timer runs again except one `drain` at shutdown, itself under
+//!   `catch_unwind`: every schedule goes to another shard, and a cancel or reset of one of its
+//!   keys gets [`KeyError::Failed`].
 
 use std::cell::Cell;
 use std::marker::PhantomData;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::thread::Thread;
@@ -37,6 +42,32 @@ pub(crate) struct Shard<X> {
     pub(crate) counters: ShardCounters,
     /// Set once by shutdown; the timer is empty from then on.
     pub(crate) closed: bool,
+    /// Set once when a panic unwinds out of a timer method (see the module invariants).
+    pub(crate) failed: bool,
+}
+
+impl<X> Shard<X> {
+    /// Runs `f` on the timer; a panic inside marks the shard failed and goes on unwinding.
+    /// Free when nothing panics: the guard is forgotten, so its `drop` runs only on unwind.
+    #[inline(always)]
+    pub(crate) fn guarded<R>(&mut self, f: impl FnOnce(&mut X) -> R) -> R {
+        struct FailOnUnwind<'a>(&'a mut bool);
+        impl Drop for FailOnUnwind<'_> {
+            fn drop(&mut self) {
+                *self.0 = true;
+            }
+        }
+        let guard = FailOnUnwind(&mut self.failed);
+        let result = f(&mut self.timer);
+        core::mem::forget(guard);
+        result
+    }
+
+    /// Whether the timer may be called: neither shut down nor failed.
+    #[inline(always)]
+    pub(crate) fn usable(&self) -> bool {
+        !self.closed && !self.failed
+    }
 }
 
 /// Keeps each shard's lock on its own cache lines so shards do not false-share.
@@ -53,6 +84,8 @@ pub(crate) struct Shared<T, X> {
     /// Set by shutdown; the driver exits at its next look.
     pub(crate) stopping: AtomicBool,
     pub(crate) panicked: AtomicU64,
+    /// Panics caught out of a timer method (each failed a shard).
+    pub(crate) timer_panics: AtomicU64,
     pub(crate) rejected: AtomicU64,
     pub(crate) undelivered: AtomicU64,
     /// Written by the driver only.
@@ -93,6 +126,7 @@ impl<T, X: Timer<T>> Shared<T, X> {
                         timer,
                         counters: ShardCounters::default(),
                         closed: false,
+                        failed: false,
                     }))
                 })
                 .collect(),
@@ -101,6 +135,7 @@ impl<T, X: Timer<T>> Shared<T, X> {
             driver: OnceLock::new(),
             stopping: AtomicBool::new(false),
             panicked: AtomicU64::new(0),
+            timer_panics: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
             undelivered: AtomicU64::new(0),
             wakeups: AtomicU64::new(0),
@@ -115,24 +150,31 @@ impl<T, X: Timer<T>> Shared<T, X> {
         let n = self.shards.len();
         let mut i = if n == 1 { 0 } else { shard_hint() % n };
         let mut payload = payload;
-        // The preferred shard first; when it is at its share of the capacity, the others, so the
-        // service refuses only when it is full as a whole.
+        // The preferred shard first; when it is at its share of the capacity (or failed), the
+        // others, so the service refuses only when it is full as a whole.
+        let mut full = false;
         for _ in 0..n {
             let mut shard = self.shards[i].0.lock();
             if shard.closed {
                 drop(shard);
                 return Err(ScheduleError::Shutdown(payload));
             }
-            match shard.timer.insert(tick, payload) {
-                Ok(key) => {
-                    shard.counters.scheduled += 1;
-                    drop(shard);
-                    self.wake_for(tick);
-                    return Ok(ServiceKey::new(i, key));
+            if !shard.failed {
+                match shard.guarded(|timer| timer.insert(tick, payload)) {
+                    Ok(key) => {
+                        shard.counters.scheduled += 1;
+                        drop(shard);
+                        self.wake_for(tick);
+                        return Ok(ServiceKey::new(i, key));
+                    }
+                    Err(refused) => payload = refused.into_inner(),
                 }
-                Err(full) => payload = full.into_inner(),
+                full = true;
             }
             i = if i + 1 == n { 0 } else { i + 1 };
+        }
+        if !full {
+            return Err(ScheduleError::Failed(payload));
         }
         self.rejected.fetch_add(1, Ordering::Relaxed);
         Err(ScheduleError::Full(payload))
@@ -147,7 +189,10 @@ impl<T, X: Timer<T>> Shared<T, X> {
         if shard.closed {
             return Err(KeyError::Shutdown);
         }
-        let payload = shard.timer.cancel(key.timer_key());
+        if shard.failed {
+            return Err(KeyError::Failed);
+        }
+        let payload = shard.guarded(|timer| timer.cancel(key.timer_key()));
         if payload.is_some() {
             shard.counters.cancelled += 1;
         }
@@ -164,9 +209,11 @@ impl<T, X: Timer<T>> Shared<T, X> {
         if shard.closed {
             return Err(KeyError::Shutdown);
         }
+        if shard.failed {
+            return Err(KeyError::Failed);
+        }
         shard
-            .timer
-            .reset(key.timer_key(), tick)
+            .guarded(|timer| timer.reset(key.timer_key(), tick))
             .map_err(|_| KeyError::NotPending)?;
         shard.counters.reset += 1;
         drop(shard);
@@ -175,8 +222,11 @@ impl<T, X: Timer<T>> Shared<T, X> {
     }
 
     pub(crate) fn deadline(&self, key: ServiceKey) -> Option<Tick> {
-        let shard = self.shards.get(key.shard())?.0.lock();
-        shard.timer.deadline(key.timer_key())
+        let mut shard = self.shards.get(key.shard())?.0.lock();
+        if !shard.usable() {
+            return None;
+        }
+        shard.guarded(|timer| timer.deadline(key.timer_key()))
     }
 
     /// Wakes a sleeping driver if `tick` is before the tick it sleeps until. Costs one atomic
@@ -195,17 +245,42 @@ impl<T, X: Timer<T>> Shared<T, X> {
         }
     }
 
-    /// The earliest `next_deadline` over all shards (a tick no later than the earliest
-    /// pending deadline).
-    pub(crate) fn next_deadline(&self) -> Option<Tick> {
-        self.shards
-            .iter()
-            .filter_map(|s| s.0.lock().timer.next_deadline())
-            .min()
+    /// Runs `f` on every usable shard's timer in turn, each under its lock. A panic out of
+    /// `f` is caught and counted, and fails that shard; the others still run.
+    pub(crate) fn each_timer(&self, mut f: impl FnMut(&mut X)) {
+        for shard in self.shards.iter() {
+            let mut shard = shard.0.lock();
+            if shard.usable() {
+                let caught = catch_unwind(AssertUnwindSafe(|| shard.guarded(&mut f)));
+                if caught.is_err() {
+                    self.timer_panics.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
     }
 
+    /// The earliest `next_deadline` over the usable shards (a tick no later than the earliest
+    /// pending deadline there).
+    pub(crate) fn next_deadline(&self) -> Option<Tick> {
+        let mut earliest = None;
+        self.each_timer(|timer| {
+            if let Some(t) = timer.next_deadline() {
+                earliest = Some(earliest.map_or(t, |e: Tick| e.min(t)));
+            }
+        });
+        earliest
+    }
+
+    /// Timers pending in the usable shards.
     pub(crate) fn pending(&self) -> usize {
-        self.shards.iter().map(|s| s.0.lock().timer.len()).sum()
+        let mut pending = 0;
+        self.each_timer(|timer| pending += timer.len());
+        pending
+    }
+
+    /// Releases the memory each shard's pending timers do not need ([`Timer::shrink_to_fit`]).
+    pub(crate) fn shrink_to_fit(&self) {
+        self.each_timer(|timer| timer.shrink_to_fit());
     }
 
     pub(crate) fn is_shutdown(&self) -> bool {
@@ -218,11 +293,21 @@ impl<T, X: Timer<T>> Shared<T, X> {
         let mut drained = Vec::new();
         for (i, shard) in self.shards.iter().enumerate() {
             let mut shard = shard.0.lock();
+            if shard.closed {
+                continue;
+            }
             shard.closed = true;
-            let taken = shard.timer.drain();
-            shard.counters.drained += taken.len() as u64;
-            drop(shard);
-            drained.extend(taken.into_iter().map(|e| (i, e)));
+            // A failed shard's timer is tried once more: what it hands back is recovered.
+            match catch_unwind(AssertUnwindSafe(|| shard.guarded(|timer| timer.drain()))) {
+                Ok(taken) => {
+                    shard.counters.drained += taken.len() as u64;
+                    drop(shard);
+                    drained.extend(taken.into_iter().map(|e| (i, e)));
+                }
+                Err(_) => {
+                    self.timer_panics.fetch_add(1, Ordering::Relaxed);
+                }
+            }
         }
         self.stopping.store(true, Ordering::Release);
         if let Some(driver) = self.driver.get() {
@@ -246,9 +331,27 @@ impl<T, X: Timer<T>> Shared<T, X> {
     pub(crate) fn stats(&self) -> ServiceStats {
         let mut c = ShardCounters::default();
         let mut pending = 0u64;
+        let mut allocated_bytes = 0usize;
+        let mut failed_shards = 0usize;
         for shard in self.shards.iter() {
-            let shard = shard.0.lock();
-            pending += shard.timer.len() as u64;
+            let mut shard = shard.0.lock();
+            if shard.failed {
+                failed_shards += 1;
+            } else if !shard.closed {
+                let caught = catch_unwind(AssertUnwindSafe(|| {
+                    shard.guarded(|timer| (timer.len(), timer.allocated_bytes()))
+                }));
+                match caught {
+                    Ok((len, bytes)) => {
+                        pending += len as u64;
+                        allocated_bytes += bytes;
+                    }
+                    Err(_) => {
+                        self.timer_panics.fetch_add(1, Ordering::Relaxed);
+                        failed_shards += 1;
+                    }
+                }
+            }
             c.scheduled += shard.counters.scheduled;
             c.cancelled += shard.counters.cancelled;
             c.reset += shard.counters.reset;
@@ -263,6 +366,9 @@ impl<T, X: Timer<T>> Shared<T, X> {
             fired: c.fired,
             drained: c.drained,
             panicked: self.panicked.load(Ordering::Relaxed),
+            timer_panics: self.timer_panics.load(Ordering::Relaxed),
+            failed_shards,
+            allocated_bytes,
             rejected: self.rejected.load(Ordering::Relaxed),
             undelivered: self.undelivered.load(Ordering::Relaxed),
             wakeups: self.wakeups.load(Ordering::Relaxed),

@@ -58,6 +58,16 @@ pub struct ServiceStats {
     pub drained: u64,
     /// Callbacks that panicked (caught; the driver went on).
     pub panicked: u64,
+    /// Panics caught out of a shard's `Timer` implementation, by the driver, `stats`,
+    /// `pending`, `shrink_to_fit` or `shutdown`. Each failed its shard.
+    pub timer_panics: u64,
+    /// Shards that failed: a panic unwound out of their `Timer` (on any thread). Their timers
+    /// will not fire; calls on their keys get [`KeyError::Failed`](crate::KeyError::Failed),
+    /// schedules go to the other shards, and `shutdown` hands back what their timer still
+    /// gives up. A correct `Timer` never panics, so anything but 0 is a bug to report.
+    pub failed_shards: usize,
+    /// Heap bytes held by the usable shards' timers ([`tickwheel::Timer::allocated_bytes`]).
+    pub allocated_bytes: usize,
     /// Schedules refused with [`ScheduleError::Full`](crate::ScheduleError::Full).
     pub rejected: u64,
     /// Fired timers dropped because every receiver of the delivery channel was gone.
@@ -88,6 +98,9 @@ impl fmt::Debug for ServiceStats {
             .field("fired", &self.fired)
             .field("drained", &self.drained)
             .field("panicked", &self.panicked)
+            .field("timer_panics", &self.timer_panics)
+            .field("failed_shards", &self.failed_shards)
+            .field("allocated_bytes", &self.allocated_bytes)
             .field("rejected", &self.rejected)
             .field("undelivered", &self.undelivered)
             .field("wakeups", &self.wakeups)

@@ -151,6 +151,7 @@ fn each_timer_ends_once_when_shutdown_races_producers() {
                                             cancelled.push(p);
                                         }
                                         Err(KeyError::NotPending | KeyError::Shutdown) => {}
+                                        Err(KeyError::Failed) => unreachable!("no timer panics"),
                                     }
                                 }
                             }
@@ -159,6 +160,7 @@ fn each_timer_ends_once_when_shutdown_races_producers() {
                                 break;
                             }
                             Err(ScheduleError::Full(_)) => unreachable!("unbounded"),
+                            Err(ScheduleError::Failed(_)) => unreachable!("no timer panics"),
                         }
                         if stop.load(Ordering::Relaxed) && i > 1_000_000 {
                             break;
