@@ -208,11 +208,19 @@ impl<T, X: Timer<T>> Driver<T, X> {
         // The tick at which the driver last turned again at once because the shards reported
         // something due right after an empty turn (at most once per tick: no spinning).
         let mut retried_at = None;
+        let mut woke = false;
         loop {
             if self.shared.stopping.load(Ordering::Acquire) {
                 break;
             }
             let turn = self.turn(Instant::now());
+            if woke && turn.delivered == 0 {
+                let empty = self.shared.empty_wakeups.load(Ordering::Relaxed);
+                self.shared
+                    .empty_wakeups
+                    .store(empty + 1, Ordering::Relaxed);
+            }
+            woke = false;
             if turn.more_due || turn.delivered > 0 {
                 // Deliveries take time; look again before sleeping.
                 continue;
@@ -246,6 +254,7 @@ impl<T, X: Timer<T>> Driver<T, X> {
             self.set_awake();
             let wakeups = self.shared.wakeups.load(Ordering::Relaxed);
             self.shared.wakeups.store(wakeups + 1, Ordering::Relaxed);
+            woke = true;
         }
     }
 }

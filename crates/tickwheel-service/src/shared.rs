@@ -90,6 +90,8 @@ pub(crate) struct Shared<T, X> {
     pub(crate) undelivered: AtomicU64,
     /// Written by the driver only.
     pub(crate) wakeups: AtomicU64,
+    /// Written by the driver only.
+    pub(crate) empty_wakeups: AtomicU64,
     pub(crate) turns: AtomicU64,
     /// Lateness in µs; written by the driver once per batch.
     pub(crate) lateness: Mutex<Histogram<u64>>,
@@ -139,6 +141,7 @@ impl<T, X: Timer<T>> Shared<T, X> {
             rejected: AtomicU64::new(0),
             undelivered: AtomicU64::new(0),
             wakeups: AtomicU64::new(0),
+            empty_wakeups: AtomicU64::new(0),
             turns: AtomicU64::new(0),
             lateness: Mutex::new(new_lateness_histogram()),
             _payload: PhantomData,
@@ -372,6 +375,7 @@ impl<T, X: Timer<T>> Shared<T, X> {
             rejected: self.rejected.load(Ordering::Relaxed),
             undelivered: self.undelivered.load(Ordering::Relaxed),
             wakeups: self.wakeups.load(Ordering::Relaxed),
+            empty_wakeups: self.empty_wakeups.load(Ordering::Relaxed),
             turns: self.turns.load(Ordering::Relaxed),
             shards: self.shards.len(),
             lateness_us: self.lateness.lock().clone(),

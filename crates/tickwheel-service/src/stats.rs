@@ -75,6 +75,9 @@ pub struct ServiceStats {
     /// Times the driver thread woke from sleep (deadline reached, an earlier deadline arrived,
     /// or a wheel's early slot-boundary answer). An idle service does not add to it.
     pub wakeups: u64,
+    /// Wake-ups whose turn delivered nothing: a wheel's early slot-boundary answer (see
+    /// [`tickwheel::Timer::next_deadline`]), or a producer's wake for a deadline not yet due.
+    pub empty_wakeups: u64,
     /// Driver turns (each locks every shard once to poll).
     pub turns: u64,
     /// Shards in the service.
@@ -104,6 +107,7 @@ impl fmt::Debug for ServiceStats {
             .field("rejected", &self.rejected)
             .field("undelivered", &self.undelivered)
             .field("wakeups", &self.wakeups)
+            .field("empty_wakeups", &self.empty_wakeups)
             .field("turns", &self.turns)
             .field("shards", &self.shards)
             .field(

@@ -496,3 +496,23 @@ fn every_implementation_sleeps_through_far_timers() {
         assert_eq!(service.shutdown().len(), 10_000);
     }
 }
+
+#[test]
+fn a_wheel_s_early_answer_is_counted_as_an_empty_wakeup() {
+    let (delivery, fired) = Delivery::channel();
+    let service = Builder::new().shards(1).build(delivery).unwrap();
+    // 300 ticks out waits in a level-1 slot that starts at tick 256. Once the 10 ms timer has
+    // fired, the wheel's next answer is that slot's start: the driver wakes there, cascades
+    // the slot, finds nothing due, and sleeps on until 300.
+    let _ = service.schedule_after(MS * 10, 0u32).unwrap();
+    let key = service.schedule_after(MS * 300, 1u32).unwrap();
+    assert_eq!(
+        fired.recv_timeout(Duration::from_secs(30)).unwrap().payload,
+        0
+    );
+    let f = fired.recv_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!(f.key, key);
+    let stats = service.stats();
+    assert!(stats.empty_wakeups >= 1, "{stats:?}");
+    assert!(stats.empty_wakeups < stats.wakeups, "{stats:?}");
+}

@@ -535,6 +535,93 @@ pub fn memory_comes_back_after_a_burst<X: Timer<u64>>(make: &dyn Fn(Options) -> 
     assert_eq!(order, want, "{}: lost or doubled a timer", t.name());
 }
 
+/// An event loop that sleeps until `next_deadline` and then polls: every answer is at most
+/// the earliest deadline (so nothing is missed or late), the polls that find nothing are
+/// exactly what [`Stats::empty_wakeups`](crate::Stats::empty_wakeups) counts, and there are
+/// few of them: none on a heap, at most one per level crossed (5) per timer, plus one per
+/// cancel, on a wheel.
+///
+/// # Panics
+/// When the implementation breaks the contract.
+pub fn next_deadline_precision<X: Timer<u64>>(make: &dyn Fn(Options) -> X) {
+    let mut t = make(Options::new());
+    let deadlines: [Tick; 8] = [
+        70,
+        4_000,
+        4_001,
+        250_000,
+        300_005,
+        1 << 30,
+        (1 << 36) + 9,
+        TEN_YEARS,
+    ];
+    let keys: Vec<_> = deadlines
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| t.insert(d, i as u64).unwrap())
+        .collect();
+    let cancelled = [keys[2], keys[4]];
+    for &k in &cancelled {
+        t.cancel(k).unwrap();
+    }
+    let earliest = |fired: &[u64]| {
+        (0..deadlines.len() as u64)
+            .filter(|i| ![2, 4].contains(i) && !fired.contains(i))
+            .map(|i| deadlines[i as usize])
+            .min()
+    };
+    let mut now = 0;
+    let (mut vain, mut fired) = (0u64, Vec::new());
+    while let Some(next) = t.next_deadline() {
+        let due = earliest(&fired).expect("a timer is pending while next_deadline answers");
+        assert!(
+            next <= due,
+            "{}: answered {next} after the earliest deadline {due}",
+            t.name()
+        );
+        now = now.max(next);
+        let before = fired.len();
+        while let Some(e) = t.poll(now) {
+            assert!(e.deadline <= now, "{}: early fire", t.name());
+            assert_eq!(
+                Some(e.deadline),
+                earliest(&fired),
+                "{}: out of order",
+                t.name()
+            );
+            assert_eq!(
+                e.deadline,
+                now,
+                "{}: the answer let a timer fire late",
+                t.name()
+            );
+            fired.push(e.payload);
+        }
+        if fired.len() == before {
+            vain += 1;
+        }
+        now += 1;
+    }
+    assert_eq!(fired, [0, 1, 3, 5, 6, 7], "{}", t.name());
+    assert_eq!(t.stats().empty_wakeups, vain, "{}: empty_wakeups", t.name());
+    if t.name() == "hierarchical" {
+        assert!(
+            vain > 0,
+            "the case no longer reaches an early slot-boundary answer"
+        );
+    }
+    let bound = if t.name().contains("heap") {
+        0
+    } else {
+        5 * 8 + 2
+    };
+    assert!(
+        vain <= bound,
+        "{}: {vain} empty wake-ups, more than {bound}",
+        t.name()
+    );
+}
+
 /// Instantiates every case of the contract suite as a `#[test]` for one implementation.
 ///
 /// ```
@@ -558,7 +645,8 @@ macro_rules! contract_suite {
             cancel_and_reset_earliest, reset_earlier_later_past_after_fire,
             past_and_max_deadlines, now_never_goes_back, long_uptime_and_ten_year_jump,
             irregular_polling, capacity_full_then_freed, drain_returns_everything,
-            past_insert_during_drain, stats_add_up, memory_comes_back_after_a_burst);
+            past_insert_during_drain, stats_add_up, memory_comes_back_after_a_burst,
+            next_deadline_precision);
         #[test]
         fn capacity_zero_is_refused() {
             $crate::contract::capacity_zero_is_refused(&$make);

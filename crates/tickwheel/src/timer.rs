@@ -83,6 +83,11 @@ pub struct Stats {
     pub stale_skipped: u64,
     /// Lazy heap: rebuilds that dropped every dead entry.
     pub compactions: u64,
+    /// Wheels: polls that found nothing due at or after the tick the latest `next_deadline`
+    /// answered, with nothing fired since that answer: the wake-ups an event loop sleeping
+    /// until `next_deadline` makes in vain (see [`Timer::next_deadline`] for how early an
+    /// answer can be). Always 0 on the heaps, whose answer is exact.
+    pub empty_wakeups: u64,
 }
 
 /// Construction options shared by all implementations.
@@ -241,8 +246,18 @@ pub trait Timer<T> {
     /// next timer due by then, or `None` when none is left.
     fn poll(&mut self, now: Tick) -> Option<Expired<T>>;
 
-    /// A tick no later than the earliest pending deadline (wheels may answer a slot boundary
-    /// before it); `None` when empty. An event loop may sleep until then.
+    /// A tick no later than the earliest pending deadline; `None` when empty. An event loop may
+    /// sleep until then. How close the answer is:
+    ///
+    /// - the heaps: exactly the earliest deadline;
+    /// - the hierarchical wheel: the earliest deadline, or the start of the slot it waits in
+    ///   (level `k` slots span `64^k` ticks). A poll there cascades the slot a level down, so
+    ///   a timer costs an event loop at most 5 early wake-ups, one per level it crosses;
+    /// - the hashed wheel: a per-slot lower bound, which a cancel or reset leaves low until the
+    ///   slot is next swept.
+    ///
+    /// Polls that find nothing due at the answered tick are counted in
+    /// [`Stats::empty_wakeups`].
     fn next_deadline(&self) -> Option<Tick>;
 
     /// The deadline of a pending timer, or `None` for a stale key.

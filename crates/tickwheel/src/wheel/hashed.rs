@@ -74,6 +74,9 @@ pub struct HashedWheel<T> {
     /// at or below it tells nothing, since every deadline in the slots is after it). A cache that
     /// `next_deadline` may fill in through `&self`.
     bound: Cell<Tick>,
+    /// The latest `next_deadline` answer not yet followed by a fire, or `Tick::MAX` (for
+    /// [`Stats::empty_wakeups`]).
+    answered: Cell<Tick>,
     /// The cursor: every timer due at or before it has left the slots. Only increases.
     cursor: Tick,
     /// Latest `now` seen; only increases.
@@ -124,6 +127,7 @@ impl<T> HashedWheel<T> {
             due: Due::default(),
             in_slots: 0,
             bound: Cell::new(0),
+            answered: Cell::new(Tick::MAX),
             cursor: options.start,
             now: options.start,
             stats: Stats::default(),
@@ -284,7 +288,17 @@ impl<T> HashedWheel<T> {
 
     fn fire(&mut self, index: u32) -> Expired<T> {
         self.stats.fired += 1;
+        self.answered.set(Tick::MAX);
         super::take(&mut self.slab, index)
+    }
+
+    /// The end of a poll that found nothing due: counts it if `now` had reached the latest
+    /// `next_deadline` answer.
+    fn found_nothing(&mut self, now: Tick) -> Option<Expired<T>> {
+        if now >= self.answered.replace(Tick::MAX) {
+            self.stats.empty_wakeups += 1;
+        }
+        None
     }
 
     /// [`poll`](Timer::poll) past the idle check: fires, or sweeps the cursor towards `now`.
@@ -297,11 +311,11 @@ impl<T> HashedWheel<T> {
                 return Some(self.fire(index));
             }
             if self.cursor >= now {
-                return None;
+                return self.found_nothing(now);
             }
             if self.in_slots == 0 || self.bound.get() > now {
                 self.cursor = now;
-                return None;
+                return self.found_nothing(now);
             }
             if now - self.cursor > n {
                 // A jump longer than a lap: skip straight to the lower bound.
@@ -313,7 +327,7 @@ impl<T> HashedWheel<T> {
                     }
                     _ => {
                         self.cursor = now;
-                        return None;
+                        return self.found_nothing(now);
                     }
                 }
             }
@@ -393,9 +407,12 @@ impl<T> Timer<T> for HashedWheel<T> {
     }
 
     fn next_deadline(&self) -> Option<Tick> {
-        self.due
+        let answer = self
+            .due
             .first_deadline(self.cursor)
-            .or_else(|| self.lower_bound())
+            .or_else(|| self.lower_bound());
+        self.answered.set(answer.unwrap_or(Tick::MAX));
+        answer
     }
 
     fn deadline(&self, key: TimerKey) -> Option<Tick> {

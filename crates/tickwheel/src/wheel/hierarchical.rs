@@ -75,6 +75,7 @@
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
+use core::cell::Cell;
 
 use super::bucket::{Bucket, Chunks, Ref, CHUNK};
 use super::level::{in_levels, level_for, slot_for, span_end, span_start, Levels, LEVELS, SLOTS};
@@ -148,6 +149,9 @@ pub struct HierarchicalWheel<T> {
     /// empty). Lowered by every placement, recomputed by every poll that finds nothing due; an
     /// idle poll and `next_deadline` answer from it without a scan.
     hint: Tick,
+    /// The latest `next_deadline` answer not yet followed by a fire, or `Tick::MAX` (for
+    /// [`Stats::empty_wakeups`]).
+    answered: Cell<Tick>,
     /// Next insertion sequence number (see the invariants).
     seq: u32,
     /// Placements into the levels not pushed yet, in `seq` order.
@@ -186,6 +190,7 @@ impl<T> HierarchicalWheel<T> {
             elapsed: options.start,
             now: options.start,
             hint: Tick::MAX,
+            answered: Cell::new(Tick::MAX),
             seq: 0,
             nursery: Nursery::new(),
             ready_unsorted: false,
@@ -763,6 +768,7 @@ impl<T> HierarchicalWheel<T> {
         loop {
             if let Some(expired) = self.pop_due() {
                 self.stats.fired += 1;
+                self.answered.set(Tick::MAX);
                 return Some(expired);
             }
             match self.next_slot() {
@@ -785,6 +791,9 @@ impl<T> HierarchicalWheel<T> {
                 .map_or(Tick::MAX, |(&(d, _), _)| d),
         };
         self.hint = placed.min(self.nursery.min());
+        if now >= self.answered.replace(Tick::MAX) {
+            self.stats.empty_wakeups += 1;
+        }
         // Bring the cursor up so later inserts land on fine levels.
         self.advance_to(now);
         None
@@ -909,7 +918,9 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
 
     fn next_deadline(&self) -> Option<Tick> {
         // `hint` is at most every pending deadline (a slot's start, or an exact deadline).
-        (self.slab.len() != 0).then_some(self.hint)
+        let answer = (self.slab.len() != 0).then_some(self.hint);
+        self.answered.set(answer.unwrap_or(Tick::MAX));
+        answer
     }
 
     fn deadline(&self, key: TimerKey) -> Option<Tick> {
