@@ -39,6 +39,8 @@ mod kind;
 mod slab;
 mod stamped;
 mod timer;
+#[cfg(feature = "trace")]
+pub mod trace;
 mod wheel;
 
 #[cfg(feature = "std")]
