@@ -38,6 +38,25 @@ pub(crate) enum Command {
         #[command(flatten)]
         load: LoadArgs,
     },
+    /// Replay a trace of timer calls (from `compare --record`, or a server that wrapped its
+    /// timer in tickwheel's `trace::Recorder`) on each implementation, in order, on the
+    /// trace's own time; check that each returns what the recorded timer returned (exit 1 at
+    /// the first difference, naming the call), and print what each call cost.
+    Replay {
+        /// The trace file.
+        trace: PathBuf,
+        /// Implementations to replay on (repeatable, or comma-separated) [default: all four].
+        #[arg(long = "timer", value_delimiter = ',', value_parser = clap::value_parser!(Kind))]
+        timers: Vec<Kind>,
+        /// Replays of each implementation, interleaved; the table shows the one with the
+        /// median wall time.
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
+        /// `loop` (lateness as an event loop charged with every call's cost hands timers
+        /// over) or `ticks` (poll tick minus deadline tick).
+        #[arg(long, value_enum, default_value_t = LatenessArg::Loop)]
+        lateness: LatenessArg,
+    },
     /// Compare two report.json files: both values and their ratio per implementation and
     /// metric, marking regressions beyond the tolerance (exit 1 when there is one).
     Diff {
@@ -135,6 +154,11 @@ pub(crate) struct LoadArgs {
     /// Directory for report.json, *.hgrm, *.hlog, lateness.svg and cost.svg.
     #[arg(long, default_value = "tickwheel-report")]
     pub(crate) out: PathBuf,
+    /// Virtual clock only: also write each implementation's first repetition as a trace of
+    /// its timer calls, DIR/<timer>.trace, for `replay` (that repetition's costs include the
+    /// recording).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) record: Option<PathBuf>,
     /// Fail (exit 1) when a lateness percentile crosses a line, e.g. `p99.9=5ms`. Percentiles:
     /// p50, p90, p99, p99.9, p99.99, max. Repeatable. Virtual-clock lateness is ticks × tick.
     #[arg(long, value_name = "PCT=DURATION")]

@@ -125,6 +125,8 @@ pub(crate) struct Config {
     pub(crate) repeat: u32,
     /// How lateness is measured.
     pub(crate) lateness: LatenessView,
+    /// `--record`: where the first repetition's traces go.
+    pub(crate) record: Option<PathBuf>,
 }
 
 impl Config {
@@ -238,6 +240,15 @@ impl Config {
                 "--handler-cost models one event loop; it does not apply with --service".into(),
             ));
         }
+        if let Some(dir) = &args.record {
+            if clock != Clock::Virtual || service.is_some() {
+                return Err(Error::Input(
+                    "--record writes the virtual clock's event loop; it does not apply to                      --clock real or --service"
+                        .into(),
+                ));
+            }
+            check_writable(dir)?;
+        }
         let thresholds = Thresholds::parse(&args.max_lateness, &args.max_cost)?;
         check_writable(&args.out)?;
         Ok(Self {
@@ -261,6 +272,7 @@ impl Config {
             service,
             repeat: args.repeat,
             lateness,
+            record: args.record.clone(),
         })
     }
 }

@@ -14,6 +14,7 @@
 //! - [`outcome`]: what one implementation's run produced.
 //! - [`report`]: table, `report.json`, `.hgrm`, `.hlog`, SVG plots.
 //! - [`gate`]: thresholds and the always-on checks; [`mod@diff`]: comparing two reports.
+//! - [`replay`]: a recorded trace of timer calls, replayed and checked on each implementation.
 //!
 //! # Invariants
 //! - The event sequence depends only on the workload and seed, never on the implementation.
@@ -33,6 +34,7 @@ mod gate;
 mod measure;
 mod outcome;
 mod real_clock;
+mod replay;
 mod report;
 mod server;
 mod service_mode;
@@ -73,6 +75,12 @@ fn run(args: Args) -> Result<u8, Error> {
     let config = match args.command {
         Command::Run { timer, load } => Config::new("run", vec![timer], &load, progress)?,
         Command::Compare { load } => Config::new("compare", Kind::ALL.to_vec(), &load, progress)?,
+        Command::Replay {
+            trace,
+            timers,
+            repeat,
+            lateness,
+        } => return replay(&trace, timers, repeat, lateness),
         Command::Diff {
             baseline,
             current,
@@ -107,6 +115,55 @@ fn diff(
     Ok(u8::from(judged.regressed()))
 }
 
+/// `replay`: every chosen implementation `repeat` times, interleaved; prints the table.
+fn replay(
+    trace: &std::path::Path,
+    timers: Vec<Kind>,
+    repeat: u32,
+    lateness: args::LatenessArg,
+) -> Result<u8, Error> {
+    if !(1..=config::MAX_REPEAT).contains(&repeat) {
+        return Err(Error::Input(format!(
+            "--repeat must be in 1..={}, got {repeat}",
+            config::MAX_REPEAT
+        )));
+    }
+    let view = match lateness {
+        args::LatenessArg::Loop => config::LatenessView::Loop,
+        args::LatenessArg::Ticks => config::LatenessView::Ticks,
+    };
+    let kinds = if timers.is_empty() {
+        Kind::ALL.to_vec()
+    } else {
+        timers
+    };
+    // A corrupt trace is refused whole (exit 2) before any replay could report a divergence.
+    replay::validate(trace)?;
+    let clock = CallClock::new();
+    let mut runs: Vec<Vec<replay::Replayed>> = kinds.iter().map(|_| Vec::new()).collect();
+    for _ in 0..repeat {
+        for (&kind, reps) in kinds.iter().zip(&mut runs) {
+            reps.push(match kind {
+                Kind::Hashed => replay::replay::<HashedWheel<u64>>(trace, view, &clock)?,
+                Kind::Hierarchical => {
+                    replay::replay::<HierarchicalWheel<u64>>(trace, view, &clock)?
+                }
+                Kind::IndexedHeap => replay::replay::<IndexedHeap<u64>>(trace, view, &clock)?,
+                Kind::LazyHeap => replay::replay::<LazyHeap<u64>>(trace, view, &clock)?,
+            });
+        }
+    }
+    let shown: Vec<replay::Replayed> = runs
+        .into_iter()
+        .map(|mut reps| {
+            reps.sort_by_key(|r| r.wall);
+            reps.swap_remove((reps.len() - 1) / 2)
+        })
+        .collect();
+    print!("{}", replay::render(trace, &shown, view));
+    Ok(0)
+}
+
 /// Drives every configured implementation `--repeat` times, interleaved, writes the reports,
 /// prints the table.
 fn load(config: &Config) -> Result<u8, Error> {
@@ -124,15 +181,20 @@ fn load(config: &Config) -> Result<u8, Error> {
     for rep in 0..config.repeat {
         for (&(kind, threads), reps) in slots.iter().zip(&mut runs) {
             let bar = progress_bar(config, kind, threads, rep);
+            let record = config.record.as_deref().filter(|_| rep == 0);
             let outcome = match kind {
-                Kind::Hashed => drive::<HashedWheel<u64>>(kind, config, threads, &clock, &bar)?,
+                Kind::Hashed => {
+                    drive::<HashedWheel<u64>>(kind, config, threads, record, &clock, &bar)?
+                }
                 Kind::Hierarchical => {
-                    drive::<HierarchicalWheel<u64>>(kind, config, threads, &clock, &bar)?
+                    drive::<HierarchicalWheel<u64>>(kind, config, threads, record, &clock, &bar)?
                 }
                 Kind::IndexedHeap => {
-                    drive::<IndexedHeap<u64>>(kind, config, threads, &clock, &bar)?
+                    drive::<IndexedHeap<u64>>(kind, config, threads, record, &clock, &bar)?
                 }
-                Kind::LazyHeap => drive::<LazyHeap<u64>>(kind, config, threads, &clock, &bar)?,
+                Kind::LazyHeap => {
+                    drive::<LazyHeap<u64>>(kind, config, threads, record, &clock, &bar)?
+                }
             };
             bar.finish_and_clear();
             reps.push(outcome);
@@ -165,6 +227,7 @@ fn drive<X: Timer<u64> + FromOptions + Send + 'static>(
     kind: Kind,
     config: &Config,
     threads: Option<usize>,
+    record: Option<&std::path::Path>,
     clock: &CallClock,
     bar: &ProgressBar,
 ) -> Result<Outcome, Error> {
@@ -174,9 +237,24 @@ fn drive<X: Timer<u64> + FromOptions + Send + 'static>(
     }
     let options = Options::new().preallocate(config.workload.connections as usize);
     let timer = X::from_options(options).map_err(|e| Error::Input(e.to_string()))?;
-    let mut outcome = match config.clock {
-        Clock::Virtual => virtual_clock::run(timer, &config.workload, config.lateness, clock, bar)?,
-        Clock::Real => real_clock::run(timer, &config.workload, clock, bar)?,
+    let mut outcome = match (config.clock, record) {
+        (Clock::Virtual, Some(dir)) => {
+            let path = dir.join(format!("{}.trace", kind.name()));
+            let file = std::fs::File::create(&path).map_err(|e| Error::io("writing", &path, e))?;
+            let recorder = tickwheel::trace::Recorder::new(timer, file, config.workload.tick);
+            virtual_clock::run_then(
+                recorder,
+                &config.workload,
+                config.lateness,
+                clock,
+                bar,
+                |r| r.stop().map_err(|e| Error::io("writing", &path, e)),
+            )?
+        }
+        (Clock::Virtual, None) => {
+            virtual_clock::run(timer, &config.workload, config.lateness, clock, bar)?
+        }
+        (Clock::Real, _) => real_clock::run(timer, &config.workload, clock, bar)?,
     };
     outcome.peak_rss_bytes = measure::peak_rss_bytes();
     Ok(outcome)

@@ -51,6 +51,19 @@ pub(crate) fn run<X: Timer<u64>>(
     clock: &CallClock,
     progress: &ProgressBar,
 ) -> Result<Outcome, Error> {
+    run_then(timer, workload, view, clock, progress, |_| Ok(()))
+}
+
+/// [`run`], calling `at_end` on the timer once the workload is over, before the cost runs
+/// and the final drain (`--record` stops its trace there).
+pub(crate) fn run_then<X: Timer<u64>>(
+    timer: X,
+    workload: &Workload,
+    view: LatenessView,
+    clock: &CallClock,
+    progress: &ProgressBar,
+    at_end: impl FnOnce(&mut X) -> Result<(), Error>,
+) -> Result<Outcome, Error> {
     let wall = Instant::now();
     let tick_ns = workload.tick_ns();
     let end_ns = nanos(workload.duration);
@@ -121,6 +134,7 @@ pub(crate) fn run<X: Timer<u64>>(
         }
     }
     progress.set_position(end_ns / 1_000_000);
+    at_end(server.probe.timer_mut())?;
     let end_tick = end_ns / tick_ns;
     server.finish(
         Clock::Virtual,

@@ -551,3 +551,140 @@ fn service_mode_runs_each_thread_count() {
         );
     }
 }
+
+/// `replay`'s table row for `timer`: inserted, cancelled, reset, fired.
+fn replayed_counts(stdout: &str, timer: &str) -> [u64; 4] {
+    let row = stdout
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(timer))
+        .unwrap_or_else(|| panic!("no row for {timer} in\n{stdout}"));
+    let mut fields = row
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse::<u64>().unwrap());
+    std::array::from_fn(|_| fields.next().unwrap())
+}
+
+#[test]
+fn a_recorded_compare_replays_with_the_same_counts_on_all_four() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = dir.path().join("t");
+    let args = with(
+        &[
+            "compare",
+            "--repeat",
+            "1",
+            "--record",
+            traces.to_str().unwrap(),
+        ],
+        &small(dir.path()),
+    );
+    let output = run_owned(&args);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let json = report(dir.path());
+    for r in json["results"].as_array().unwrap() {
+        let timer = r["timer"].as_str().unwrap();
+        let trace = traces.join(format!("{timer}.trace"));
+        let replay = run(&["replay", trace.to_str().unwrap()]);
+        let stdout = text(&replay.stdout);
+        assert_eq!(
+            replay.status.code(),
+            Some(0),
+            "{stdout}{}",
+            text(&replay.stderr)
+        );
+        let want = ["scheduled", "cancelled", "reset", "fired"].map(|f| r[f].as_u64().unwrap());
+        for kind in ["hashed", "hierarchical", "heap", "lazy-heap"] {
+            assert_eq!(
+                replayed_counts(&stdout, kind),
+                want,
+                "{kind} replaying {timer}'s trace"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_corrupt_or_truncated_trace_exits_2_naming_the_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = dir.path().join("t");
+    let mut args = with(
+        &[
+            "run",
+            "--timer",
+            "heap",
+            "--repeat",
+            "1",
+            "--record",
+            traces.to_str().unwrap(),
+        ],
+        &small(dir.path()),
+    );
+    let at = args.iter().position(|a| a == "--duration").unwrap() + 1;
+    args[at] = "200ms".into();
+    let output = run_owned(&args);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let good = std::fs::read(traces.join("heap.trace")).unwrap();
+    assert!(good.len() > 1_000, "a trace of {} bytes", good.len());
+    let bad = dir.path().join("bad.trace");
+    // A corpus: cuts at every 97th byte and in the header, and flips spread over the file.
+    let mut cases: Vec<Vec<u8>> = (0..good.len())
+        .step_by(97)
+        .map(|n| good[..n].to_vec())
+        .collect();
+    cases.extend([0, 5, 27, 28].map(|n| good[..n].to_vec()));
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..40 {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        let mut c = good.clone();
+        let at = (state >> 33) as usize % c.len();
+        c[at] ^= ((state >> 20) as u8) | 1;
+        cases.push(c);
+    }
+    let mut appended = good.clone();
+    appended.push(0);
+    cases.push(appended);
+    for case in &cases {
+        std::fs::write(&bad, case).unwrap();
+        let replay = run(&["replay", "--timer", "hierarchical", bad.to_str().unwrap()]);
+        let stderr = text(&replay.stderr);
+        assert_eq!(
+            replay.status.code(),
+            Some(2),
+            "{} bytes: {stderr}",
+            case.len()
+        );
+        assert!(
+            stderr.contains("byte") || stderr.contains("version"),
+            "no offset in: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let missing = run(&["replay", dir.path().join("none.trace").to_str().unwrap()]);
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn a_trace_the_timers_disagree_with_exits_1_naming_the_call() {
+    use tickwheel::trace::Recorder;
+    use tickwheel::{FromOptions, IndexedHeap, Options, Timer};
+    // Recorded on a timer with room for one: its second insert was refused, which an
+    // unbounded replay accepts.
+    let timer = IndexedHeap::<u64>::from_options(Options::new().capacity(1)).unwrap();
+    let mut r = Recorder::new(timer, Vec::new(), Duration::from_millis(1));
+    r.insert(10, 0).unwrap();
+    assert!(r.insert(20, 1).is_err());
+    let (_, bytes) = r.finish().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("capacity.trace");
+    std::fs::write(&path, bytes).unwrap();
+    let replay = run(&["replay", path.to_str().unwrap()]);
+    let stderr = text(&replay.stderr);
+    assert_eq!(replay.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("byte 30") && stderr.contains("accepted"),
+        "{stderr}"
+    );
+}

@@ -113,6 +113,7 @@ mod tests {
             service: None,
             repeat: 2,
             lateness: LatenessView::Loop,
+            record: None,
         };
         let clock = CallClock::new();
         let runs: Vec<(Vec<Outcome>, usize)> = Kind::ALL
