@@ -23,6 +23,7 @@ pub use adapter::btree::BTreeTimer;
 pub use adapter::delay_queue::DelayQueueAdapter;
 pub use adapter::floor::Floor;
 pub use adapter::hhwt::HhwtAdapter;
+pub use adapter::recorded::Recorded;
 pub use adapter::tickwheel::{Tw, TwKind};
 pub use adapter::timer_queue::TimerQueueAdapter;
 pub use adapter::Adapter;

@@ -55,6 +55,10 @@ fn main() -> ExitCode {
         profile::<tickwheel_benches::Floor>(workload, n, iters);
         return ExitCode::SUCCESS;
     }
+    if name == tickwheel_benches::Recorded::NAME {
+        profile::<tickwheel_benches::Recorded>(workload, n, iters);
+        return ExitCode::SUCCESS;
+    }
     let mut found = false;
     for_each_adapter!(A => if A::NAME == name {
         found = true;

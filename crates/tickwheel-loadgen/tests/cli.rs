@@ -684,7 +684,7 @@ fn a_trace_the_timers_disagree_with_exits_1_naming_the_call() {
     let stderr = text(&replay.stderr);
     assert_eq!(replay.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("byte 30") && stderr.contains("accepted"),
+        stderr.contains("byte 31") && stderr.contains("accepted"),
         "{stderr}"
     );
 }

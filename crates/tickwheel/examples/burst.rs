@@ -18,7 +18,9 @@ fn main() {
     );
     println!("|---|---:|---:|---:|---:|---:|");
     for kind in Kind::ALL {
-        let mut t = kind.build::<u64>(Options::new()).expect("default options are valid");
+        let mut t = kind
+            .build::<u64>(Options::new())
+            .expect("default options are valid");
         let burst: Vec<_> = (0..BURST)
             .map(|i| t.insert(1_000 + i % 60_000, i).expect("unbounded"))
             .collect();
@@ -31,7 +33,8 @@ fn main() {
         let mut now = 0;
         while now < 3_600_000 {
             while t.len() < TRICKLE {
-                t.insert(now + 1 + next * 7_919 % 5_000, next).expect("unbounded");
+                t.insert(now + 1 + next * 7_919 % 5_000, next)
+                    .expect("unbounded");
                 next += 1;
             }
             now += 1_000;

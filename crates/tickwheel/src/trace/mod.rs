@@ -2,8 +2,10 @@
 //! [`TraceReader`] reads them back, so a load tool can replay one server's traffic on every
 //! implementation. Behind the `trace` feature (it needs `std::io`).
 //!
-//! A trace holds no user data: payloads are not recorded, and keys become trace-local ids
-//! (the `n`-th accepted insert is id `n`, counting from 0).
+//! A trace holds no user data: payloads are not recorded, and keys are not either. A timer is
+//! named by the slot index of its key (its low half), which is unique among the timers pending
+//! at any moment; the reader turns those into trace-local ids (the `n`-th accepted insert is
+//! id `n`, counting from 0). Recording thus keeps no table of its own.
 //!
 //! # Format, version 1
 //!
@@ -23,16 +25,14 @@
 //! | 20..28 | start tick (the timer's `now` when recording began), `u64` |
 //!
 //! Then one record per call. A record starts with a tag byte: bits 0..3 the kind, bit 3 the
-//! call's outcome, bit 4 "unknown" (the key of a cancel or reset, or the timer a poll returned,
-//! is none the trace has seen pending, so no id follows); other bits are 0. An id is written as the
-//! varint `newest - id`, where `newest` is the latest id issued, so recent timers take a byte.
+//! call's outcome; other bits are 0. A *slot* is the varint slot index of a key.
 //!
 //! | kind | call | outcome bit | then |
 //! |---|---|---|---|
-//! | 1 | `insert` | accepted | signed varint deadline |
-//! | 2 | `cancel` | returned a payload | id (unless unknown) |
-//! | 3 | `reset` | `Ok` | id (unless unknown), signed varint deadline |
-//! | 4 | `poll` | returned a timer | signed varint `now`; then the fired id, if any |
+//! | 1 | `insert` | accepted | signed varint deadline; the new key's slot, if accepted |
+//! | 2 | `cancel` | returned a payload | the slot, if it did |
+//! | 3 | `reset` | `Ok` | the slot, if `Ok`; signed varint deadline |
+//! | 4 | `poll` | returned a timer | signed varint `now`; the fired timer's slot, if any |
 //! | 5 | `drain` | 0 | varint count of timers handed back |
 //! | 7 | end | 0 | varint count of records before it, then the checksum, `u64` |
 //!
@@ -44,8 +44,8 @@
 //! # Costs
 //! | operation | cost |
 //! |---|---|
-//! | a recorded call | the call, a hash-map lookup on the key, and 2 to 12 bytes into a 64 KiB buffer |
-//! | memory | the buffer, and one map entry (16 B of key and id) per pending timer |
+//! | a recorded call | the call, and 2 to 16 bytes into a 64 KiB buffer |
+//! | memory | the buffer; the reader keeps one map entry per pending timer |
 
 mod read;
 mod record;
@@ -115,7 +115,7 @@ pub enum TraceOp {
     },
     /// `cancel(key)`.
     Cancel {
-        /// The timer the key named, or `None` when it named no timer the trace saw pending.
+        /// The timer the key named, or `None` when the call found none (a stale key).
         id: Option<u64>,
         /// Whether the call returned a payload.
         found: bool,
@@ -133,7 +133,7 @@ pub enum TraceOp {
     Poll {
         /// The `now` passed.
         now: Tick,
-        /// What it returned: nothing, a timer by id, or one the trace never saw pending.
+        /// What it returned: nothing, or a timer by id.
         fired: Fired,
     },
     /// `drain()`.
@@ -154,8 +154,6 @@ pub enum Fired {
     Nothing,
     /// The timer with this id.
     Id(u64),
-    /// A timer the trace never saw pending (the recorded timer broke its contract).
-    Unknown,
 }
 
 const KIND_INSERT: u8 = 1;
@@ -166,7 +164,6 @@ const KIND_DRAIN: u8 = 5;
 const KIND_END: u8 = 7;
 const KIND_MASK: u8 = 0b0111;
 const OUTCOME: u8 = 0b1000;
-const UNKNOWN: u8 = 0b1_0000;
 
 /// FNV-1a, 64-bit: the trace checksum.
 #[derive(Clone, Copy, Debug)]
@@ -182,33 +179,6 @@ impl Fnv {
         }
     }
 }
-
-/// A hasher for [`crate::TimerKey`]s, which are two `u32`s and need no DoS resistance here.
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u8(b);
-        }
-    }
-    fn write_u8(&mut self, v: u8) {
-        self.write_u64(u64::from(v));
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(u64::from(v));
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(29) ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-type KeyMap<V> =
-    std::collections::HashMap<crate::TimerKey, V, std::hash::BuildHasherDefault<KeyHasher>>;
 
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64

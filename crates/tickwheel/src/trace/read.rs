@@ -1,13 +1,14 @@
 //! [`TraceReader`]: streams the records of a trace, refusing any byte that does not fit the
 //! format with the offset where it stands.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, BufReader, Read};
 use std::time::Duration;
 
 use super::{
     unzigzag, Fired, Fnv, TraceHeader, TraceOp, HEADER_LEN, KIND_CANCEL, KIND_DRAIN, KIND_END,
-    KIND_INSERT, KIND_MASK, KIND_POLL, KIND_RESET, MAGIC, OUTCOME, UNKNOWN, VERSION,
+    KIND_INSERT, KIND_MASK, KIND_POLL, KIND_RESET, MAGIC, OUTCOME, VERSION,
 };
 use crate::Tick;
 
@@ -109,6 +110,8 @@ pub struct TraceReader<R: Read> {
     offset: u64,
     /// Ids issued so far (accepted inserts).
     issued: u64,
+    /// The id of the timer pending in each slot of the recorded timer.
+    slots: HashMap<u64, u64>,
     cursor: Tick,
     records: u64,
     done: bool,
@@ -162,6 +165,7 @@ impl<R: Read> TraceReader<R> {
             },
             offset: HEADER_LEN as u64,
             issued: 0,
+            slots: HashMap::new(),
             cursor: start,
             records: 0,
             done: false,
@@ -236,18 +240,15 @@ impl<R: Read> TraceReader<R> {
         Ok(self.cursor.wrapping_add(delta as u64))
     }
 
-    fn id(&mut self, start: u64) -> Result<u64, TraceError> {
-        let back = self.varint(start, "id")?;
-        if back >= self.issued {
-            return Err(self.corrupt(
-                start,
-                format!(
-                    "id names timer {back} back, but only {} were issued",
-                    self.issued
-                ),
-            ));
-        }
-        Ok(self.issued - 1 - back)
+    /// A slot that holds a pending timer: its id. With `leaves`, the timer leaves it.
+    fn pending(&mut self, start: u64, leaves: bool) -> Result<u64, TraceError> {
+        let slot = self.varint(start, "slot")?;
+        let id = if leaves {
+            self.slots.remove(&slot)
+        } else {
+            self.slots.get(&slot).copied()
+        };
+        id.ok_or_else(|| self.corrupt(start, format!("slot {slot} holds no pending timer")))
     }
 
     fn corrupt(&self, offset: u64, what: String) -> TraceError {
@@ -259,21 +260,20 @@ impl<R: Read> TraceReader<R> {
         let tag = self.byte(start)?;
         let kind = tag & KIND_MASK;
         let outcome = tag & OUTCOME != 0;
-        let unknown = tag & UNKNOWN != 0;
-        if tag & !(KIND_MASK | OUTCOME | UNKNOWN) != 0 {
+        if tag & !(KIND_MASK | OUTCOME) != 0 {
             return Err(self.corrupt(start, format!("tag byte {tag:#04x} sets unused bits")));
-        }
-        let keyed = matches!(kind, KIND_CANCEL | KIND_RESET | KIND_POLL);
-        if unknown && !keyed {
-            return Err(self.corrupt(
-                start,
-                format!("tag byte {tag:#04x}: kind {kind} has no key"),
-            ));
         }
         let op = match kind {
             KIND_INSERT => {
                 let deadline = self.tick(start, "deadline")?;
                 if outcome {
+                    let slot = self.varint(start, "slot")?;
+                    if self.slots.insert(slot, self.issued).is_some() {
+                        return Err(self.corrupt(
+                            start,
+                            format!("an insert into slot {slot}, which holds a pending timer"),
+                        ));
+                    }
                     self.issued += 1;
                 }
                 TraceOp::Insert {
@@ -282,11 +282,19 @@ impl<R: Read> TraceReader<R> {
                 }
             }
             KIND_CANCEL => {
-                let id = if unknown { None } else { Some(self.id(start)?) };
+                let id = if outcome {
+                    Some(self.pending(start, true)?)
+                } else {
+                    None
+                };
                 TraceOp::Cancel { id, found: outcome }
             }
             KIND_RESET => {
-                let id = if unknown { None } else { Some(self.id(start)?) };
+                let id = if outcome {
+                    Some(self.pending(start, false)?)
+                } else {
+                    None
+                };
                 let deadline = self.tick(start, "deadline")?;
                 TraceOp::Reset {
                     id,
@@ -297,22 +305,19 @@ impl<R: Read> TraceReader<R> {
             KIND_POLL => {
                 let now = self.tick(start, "now")?;
                 self.cursor = now;
-                let fired = match (outcome, unknown) {
-                    (false, false) => Fired::Nothing,
-                    (false, true) => {
-                        return Err(self.corrupt(
-                            start,
-                            "a poll that fired nothing names an unknown timer".into(),
-                        ))
-                    }
-                    (true, true) => Fired::Unknown,
-                    (true, false) => Fired::Id(self.id(start)?),
+                let fired = if outcome {
+                    Fired::Id(self.pending(start, true)?)
+                } else {
+                    Fired::Nothing
                 };
                 TraceOp::Poll { now, fired }
             }
-            KIND_DRAIN if !outcome => TraceOp::Drain {
-                count: self.varint(start, "count")?,
-            },
+            KIND_DRAIN if !outcome => {
+                self.slots.clear();
+                TraceOp::Drain {
+                    count: self.varint(start, "count")?,
+                }
+            }
             KIND_END if !outcome => {
                 let count = self.varint(start, "count")?;
                 if count != self.records {

@@ -4,8 +4,8 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use super::{
-    zigzag, Fnv, KeyMap, TraceHeader, HEADER_LEN, KIND_CANCEL, KIND_DRAIN, KIND_END, KIND_INSERT,
-    KIND_POLL, KIND_RESET, MAGIC, OUTCOME, UNKNOWN, VERSION,
+    zigzag, Fnv, TraceHeader, HEADER_LEN, KIND_CANCEL, KIND_DRAIN, KIND_END, KIND_INSERT,
+    KIND_POLL, KIND_RESET, MAGIC, OUTCOME, VERSION,
 };
 use crate::{Expired, InsertError, StaleKeyError, Stats, Tick, Timer, TimerKey};
 
@@ -42,12 +42,9 @@ const BUFFER: usize = 64 * 1024;
 pub struct Recorder<X, W: Write> {
     inner: X,
     sink: W,
-    buf: Vec<u8>,
-    /// The trace id of each pending timer the trace has seen.
-    ids: KeyMap<u64>,
+    buf: Out,
     /// The checksum of every byte handed to the sink so far.
     sum: Fnv,
-    next_id: u64,
     /// The `now` ticks are written relative to (see the format).
     cursor: Tick,
     records: u64,
@@ -72,20 +69,18 @@ impl<X, W: Write> Recorder<X, W> {
     {
         let start = timer.now();
         let header = TraceHeader { tick, start };
-        let mut buf = Vec::with_capacity(BUFFER + 32);
-        buf.extend_from_slice(&MAGIC);
-        buf.extend_from_slice(&VERSION.to_le_bytes());
-        buf.extend_from_slice(&0u16.to_le_bytes());
-        buf.extend_from_slice(&header.tick_nanos().to_le_bytes());
-        buf.extend_from_slice(&start.to_le_bytes());
-        debug_assert_eq!(buf.len(), HEADER_LEN);
+        let mut buf = Out::new(BUFFER + SLACK);
+        buf.extend(&MAGIC);
+        buf.extend(&VERSION.to_le_bytes());
+        buf.extend(&0u16.to_le_bytes());
+        buf.extend(&header.tick_nanos().to_le_bytes());
+        buf.extend(&start.to_le_bytes());
+        debug_assert_eq!(buf.len, HEADER_LEN);
         Self {
             inner: timer,
             sink,
             buf,
-            ids: KeyMap::default(),
             sum: Fnv::new(),
-            next_id: 0,
             cursor: start,
             records: 0,
             error: None,
@@ -165,12 +160,12 @@ impl<X, W: Write> Recorder<X, W> {
                 format!("trace write failed after {} records: {e}", self.records),
             ));
         }
-        self.buf.push(KIND_END);
-        put_varint(&mut self.buf, self.records);
-        self.sum.bytes(&self.buf);
-        self.buf.extend_from_slice(&self.sum.0.to_le_bytes());
-        self.sink.write_all(&self.buf)?;
-        self.buf = Vec::new();
+        self.buf.byte(KIND_END);
+        self.buf.varint(self.records);
+        self.sum.bytes(self.buf.as_slice());
+        self.buf.extend(&self.sum.0.to_le_bytes());
+        self.sink.write_all(self.buf.as_slice())?;
+        self.buf = Out::new(0);
         self.sink.flush()
     }
 
@@ -195,79 +190,118 @@ impl<X, W: Write> Recorder<X, W> {
     #[inline]
     fn end_record(&mut self) {
         self.records += 1;
-        if self.buf.len() >= BUFFER {
+        if self.buf.len >= BUFFER {
             self.flush_buffer();
         }
     }
 
     #[cold]
     fn flush_buffer(&mut self) {
-        self.sum.bytes(&self.buf);
+        self.sum.bytes(self.buf.as_slice());
         if self.error.is_none() {
-            if let Err(e) = self.sink.write_all(&self.buf) {
+            if let Err(e) = self.sink.write_all(self.buf.as_slice()) {
                 self.error = Some(e);
             }
         }
-        self.buf.clear();
+        self.buf.len = 0;
     }
 
+    #[inline]
     fn tick(&mut self, t: Tick) {
-        put_varint(&mut self.buf, zigzag(t.wrapping_sub(self.cursor) as i64));
+        self.buf.varint(zigzag(t.wrapping_sub(self.cursor) as i64));
     }
 
-    fn id(&mut self, id: u64) {
-        put_varint(&mut self.buf, self.next_id - 1 - id);
-    }
-
-    /// A cancel or reset's tag and id: the id of the key if the trace saw it pending.
-    fn keyed(&mut self, kind: u8, key: TimerKey, outcome: bool) -> Option<u64> {
-        let id = self.ids.get(&key).copied();
-        let tag = kind | if outcome { OUTCOME } else { 0 } | if id.is_none() { UNKNOWN } else { 0 };
-        self.buf.push(tag);
-        if let Some(id) = id {
-            self.id(id);
+    /// The tag of a keyed call, then the key's slot when the call found its timer.
+    #[inline(always)]
+    fn keyed(&mut self, kind: u8, key: TimerKey, outcome: bool) {
+        if outcome {
+            self.buf.byte(kind | OUTCOME);
+            self.buf.varint(u64::from(key.index()));
+        } else {
+            self.buf.byte(kind);
         }
-        id
     }
 }
 
-fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        buf.push(v as u8 | 0x80);
-        v >>= 7;
+/// Room past [`BUFFER`] for the longest record (a tag and two 10-byte varints) and the end.
+const SLACK: usize = 64;
+
+/// The write buffer: a fixed array and a fill mark, so encoding a record is a few indexed
+/// stores with no capacity checks to branch on.
+struct Out {
+    bytes: Box<[u8]>,
+    len: usize,
+}
+
+impl Out {
+    fn new(capacity: usize) -> Self {
+        Self {
+            bytes: vec![0; capacity].into_boxed_slice(),
+            len: 0,
+        }
     }
-    buf.push(v as u8);
+
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        self.bytes[self.len] = b;
+        self.len += 1;
+    }
+
+    /// One varint: up to 10 bytes into the slack past `len`, and `len` written once.
+    #[inline(always)]
+    fn varint(&mut self, mut v: u64) {
+        let dst: &mut [u8; 10] = (&mut self.bytes[self.len..self.len + 10])
+            .try_into()
+            .expect("a 10-byte window");
+        let mut n = 0;
+        while v >= 0x80 && n < 9 {
+            dst[n] = v as u8 | 0x80;
+            v >>= 7;
+            n += 1;
+        }
+        dst[n] = v as u8;
+        self.len += n + 1;
+    }
+
+    fn extend(&mut self, bytes: &[u8]) {
+        self.bytes[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
 }
 
 impl<T, X: Timer<T>, W: Write> Timer<T> for Recorder<X, W> {
+    #[inline]
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
         if self.stopped {
             return self.inner.insert(deadline, payload);
         }
         let result = self.inner.insert(deadline, payload);
         self.buf
-            .push(KIND_INSERT | if result.is_ok() { OUTCOME } else { 0 });
+            .byte(KIND_INSERT | if result.is_ok() { OUTCOME } else { 0 });
         self.tick(deadline);
-        if let Ok(key) = result {
-            self.ids.insert(key, self.next_id);
-            self.next_id += 1;
+        if let Ok(key) = &result {
+            self.buf.varint(u64::from(key.index()));
         }
         self.end_record();
         result
     }
 
+    #[inline]
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
         if self.stopped {
             return self.inner.cancel(key);
         }
         let result = self.inner.cancel(key);
-        if self.keyed(KIND_CANCEL, key, result.is_some()).is_some() && result.is_some() {
-            self.ids.remove(&key);
-        }
+        self.keyed(KIND_CANCEL, key, result.is_some());
         self.end_record();
         result
     }
 
+    #[inline]
     fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
         if self.stopped {
             return self.inner.reset(key, deadline);
@@ -279,24 +313,18 @@ impl<T, X: Timer<T>, W: Write> Timer<T> for Recorder<X, W> {
         result
     }
 
+    #[inline]
     fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
         if self.stopped {
             return self.inner.poll(now);
         }
         let result = self.inner.poll(now);
-        let fired = result.as_ref().and_then(|e| self.ids.remove(&e.key));
-        // A timer the trace never saw pending cannot fire: if the recorded timer hands one
-        // out anyway, the record says so (no id), and replay reports it.
-        let unknown = result.is_some() && fired.is_none();
-        self.buf.push(
-            KIND_POLL
-                | if result.is_some() { OUTCOME } else { 0 }
-                | if unknown { UNKNOWN } else { 0 },
-        );
+        self.buf
+            .byte(KIND_POLL | if result.is_some() { OUTCOME } else { 0 });
         self.tick(now);
         self.cursor = now;
-        if let Some(id) = fired {
-            self.id(id);
+        if let Some(e) = &result {
+            self.buf.varint(u64::from(e.key.index()));
         }
         self.end_record();
         result
@@ -335,9 +363,8 @@ impl<T, X: Timer<T>, W: Write> Timer<T> for Recorder<X, W> {
             return self.inner.drain();
         }
         let drained = self.inner.drain();
-        self.ids.clear();
-        self.buf.push(KIND_DRAIN);
-        put_varint(&mut self.buf, drained.len() as u64);
+        self.buf.byte(KIND_DRAIN);
+        self.buf.varint(drained.len() as u64);
         self.end_record();
         drained
     }

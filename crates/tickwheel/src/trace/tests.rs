@@ -51,9 +51,9 @@ fn record(calls: &[Call]) -> (Vec<u8>, Vec<TraceOp>) {
             Call::Cancel(i) if !keys.is_empty() => {
                 let (k, id) = keys[i % keys.len()];
                 let found = r.cancel(k).is_some();
-                let known = pending.contains(&id);
+                assert_eq!(found, pending.contains(&id));
                 want.push(TraceOp::Cancel {
-                    id: known.then_some(id),
+                    id: found.then_some(id),
                     found,
                 });
                 pending.retain(|&p| p != id);
@@ -62,7 +62,7 @@ fn record(calls: &[Call]) -> (Vec<u8>, Vec<TraceOp>) {
                 let (k, id) = keys[i % keys.len()];
                 let ok = r.reset(k, now + after).is_ok();
                 want.push(TraceOp::Reset {
-                    id: pending.contains(&id).then_some(id),
+                    id: ok.then_some(id),
                     deadline: now + after,
                     ok,
                 });
