@@ -28,6 +28,7 @@ fn closes_idle_connections_keeps_busy_ones_and_leaks_nothing() {
     let server = server::Server::start(server::Config {
         idle_timeout: IDLE,
         resolution: Duration::from_millis(1),
+        record: None,
     })
     .unwrap();
     let plan = client::Plan {

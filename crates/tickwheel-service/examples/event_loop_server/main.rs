@@ -8,7 +8,8 @@
 //! The demo opens `--connections` (default 1000) loopback connections: a quarter stay busy, the
 //! rest go idle and must be closed after `--idle-ms` (default 500). It prints what happened and
 //! exits non-zero if an invariant broke. `--serve SECS` only serves on 127.0.0.1 (try
-//! `nc 127.0.0.1 PORT`) and stops after SECS.
+//! `nc 127.0.0.1 PORT`) and stops after SECS. `--record FILE` writes every timer call to a
+//! trace; `tickwheel-loadgen replay FILE` replays it on all four implementations.
 
 #[path = "../common/client.rs"]
 mod client;
@@ -36,12 +37,19 @@ fn main() -> ExitCode {
 
 fn run() -> std::io::Result<bool> {
     let idle = Duration::from_millis(arg("--idle-ms").unwrap_or(500));
+    let args: Vec<String> = std::env::args().collect();
+    let record = args
+        .iter()
+        .position(|a| a == "--record")
+        .and_then(|i| args.get(i + 1))
+        .map(std::path::PathBuf::from);
     let config = server::Config {
         idle_timeout: idle,
         resolution: Duration::from_millis(1),
+        record,
     };
     if let Some(secs) = arg("--serve") {
-        let server = server::Server::start(config)?;
+        let server = server::Server::start(config.clone())?;
         println!(
             "echo server on {} (idle timeout {idle:?}) for {secs} s",
             server.addr()

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
+use tickwheel::trace::Recorder;
 use tickwheel::{HierarchicalWheel, Stats, TickClock, Timer, TimerKey};
 
 const LISTENER: Token = Token(0);
@@ -26,12 +27,15 @@ const WAKER: Token = Token(1);
 const FIRST_CONN: usize = 2;
 
 /// Server settings.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Config {
     /// A connection with no bytes received for this long is closed.
     pub(crate) idle_timeout: Duration,
     /// Tick length of the wheel.
     pub(crate) resolution: Duration,
+    /// Write every timer call to this trace file (`tickwheel-loadgen replay` replays it on
+    /// every implementation).
+    pub(crate) record: Option<std::path::PathBuf>,
 }
 
 /// What the server did, returned by [`Server::stop`].
@@ -123,13 +127,39 @@ impl Server {
 
 fn run(
     config: Config,
-    mut poll: Poll,
+    poll: Poll,
     listener: TcpListener,
     stop: &AtomicBool,
     gauges: &Gauges,
 ) -> io::Result<Report> {
     let clock = TickClock::new(config.resolution).map_err(io::Error::other)?;
-    let mut timer: HierarchicalWheel<Token> = HierarchicalWheel::new();
+    let wheel: HierarchicalWheel<Token> = HierarchicalWheel::new();
+    match &config.record {
+        // Recording is these lines: wrap the timer, and finish the trace at the end.
+        Some(path) => {
+            let file = std::fs::File::create(path)?;
+            let mut timer = Recorder::new(wheel, file, config.resolution);
+            let report = serve(&config, &clock, &mut timer, poll, listener, stop, gauges)?;
+            timer.finish()?;
+            Ok(report)
+        }
+        None => {
+            let mut timer = wheel;
+            serve(&config, &clock, &mut timer, poll, listener, stop, gauges)
+        }
+    }
+}
+
+/// The event loop, on any timer.
+fn serve<X: Timer<Token>>(
+    config: &Config,
+    clock: &TickClock,
+    timer: &mut X,
+    mut poll: Poll,
+    listener: TcpListener,
+    stop: &AtomicBool,
+    gauges: &Gauges,
+) -> io::Result<Report> {
     let mut conns: HashMap<Token, Conn> = HashMap::new();
     let mut next_token = FIRST_CONN;
     let mut events = Events::with_capacity(1024);
@@ -188,7 +218,7 @@ fn run(
                         continue;
                     };
                     let open = if event.is_readable() {
-                        on_readable(conn, &mut buf, &clock, &mut timer, config.idle_timeout)
+                        on_readable(conn, &mut buf, clock, timer, config.idle_timeout)
                     } else {
                         true
                     } && (!event.is_writable() || flush(conn));
@@ -243,11 +273,11 @@ fn run(
 
 /// Reads what is there, echoes it, and pushes the idle timer out. Returns `false` when the
 /// connection is finished.
-fn on_readable(
+fn on_readable<X: Timer<Token>>(
     conn: &mut Conn,
     buf: &mut [u8],
     clock: &TickClock,
-    timer: &mut HierarchicalWheel<Token>,
+    timer: &mut X,
     idle_timeout: Duration,
 ) -> bool {
     let mut got_bytes = false;

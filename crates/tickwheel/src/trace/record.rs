@@ -247,20 +247,21 @@ impl Out {
         self.len += 1;
     }
 
-    /// One varint: up to 10 bytes into the slack past `len`, and `len` written once.
+    /// One varint, without a branch on its length (a loop that stops at the last byte
+    /// mispredicts on every record whose values change length): all 10 byte positions are
+    /// written into the slack past `len`, and `len` moves by the encoded length.
     #[inline(always)]
-    fn varint(&mut self, mut v: u64) {
+    fn varint(&mut self, v: u64) {
         let dst: &mut [u8; 10] = (&mut self.bytes[self.len..self.len + 10])
             .try_into()
             .expect("a 10-byte window");
-        let mut n = 0;
-        while v >= 0x80 && n < 9 {
-            dst[n] = v as u8 | 0x80;
-            v >>= 7;
-            n += 1;
+        let bits = 64 - (v | 1).leading_zeros() as usize;
+        let n = bits.div_ceil(7);
+        for (i, d) in dst.iter_mut().enumerate() {
+            let more = u8::from(i + 1 < n) << 7;
+            *d = ((v >> (7 * i).min(63)) as u8 & 0x7F) | more;
         }
-        dst[n] = v as u8;
-        self.len += n + 1;
+        self.len += n;
     }
 
     fn extend(&mut self, bytes: &[u8]) {
