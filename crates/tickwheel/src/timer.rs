@@ -83,8 +83,8 @@ pub struct Stats {
     pub stale_skipped: u64,
     /// Lazy heap: rebuilds that dropped every dead entry.
     pub compactions: u64,
-    /// Wheels: polls that found nothing due at or after the tick the latest `next_deadline`
-    /// answered, with nothing fired since that answer: the wake-ups an event loop sleeping
+    /// Wheels: polls that reached the tick `next_deadline` answers and found nothing due
+    /// (not counting the poll that ends a run of fires): the wake-ups an event loop sleeping
     /// until `next_deadline` makes in vain (see [`Timer::next_deadline`] for how early an
     /// answer can be). Always 0 on the heaps, whose answer is exact.
     pub empty_wakeups: u64,

@@ -74,9 +74,8 @@ pub struct HashedWheel<T> {
     /// at or below it tells nothing, since every deadline in the slots is after it). A cache that
     /// `next_deadline` may fill in through `&self`.
     bound: Cell<Tick>,
-    /// The latest `next_deadline` answer not yet followed by a fire, or `Tick::MAX` (for
-    /// [`Stats::empty_wakeups`]).
-    answered: Cell<Tick>,
+    /// A timer fired since the last sweep that found nothing (for [`Stats::empty_wakeups`]).
+    fired_since_look: bool,
     /// The cursor: every timer due at or before it has left the slots. Only increases.
     cursor: Tick,
     /// Latest `now` seen; only increases.
@@ -127,7 +126,7 @@ impl<T> HashedWheel<T> {
             due: Due::default(),
             in_slots: 0,
             bound: Cell::new(0),
-            answered: Cell::new(Tick::MAX),
+            fired_since_look: false,
             cursor: options.start,
             now: options.start,
             stats: Stats::default(),
@@ -288,14 +287,14 @@ impl<T> HashedWheel<T> {
 
     fn fire(&mut self, index: u32) -> Expired<T> {
         self.stats.fired += 1;
-        self.answered.set(Tick::MAX);
+        self.fired_since_look = true;
         super::take(&mut self.slab, index)
     }
 
-    /// The end of a poll that found nothing due: counts it if `now` had reached the latest
-    /// `next_deadline` answer.
-    fn found_nothing(&mut self, now: Tick) -> Option<Expired<T>> {
-        if now >= self.answered.replace(Tick::MAX) {
+    /// The end of a sweep that reached `now` past the slots' lower bound and found nothing
+    /// due: an early `next_deadline` answer, unless this poll only ends a run of fires.
+    fn found_nothing(&mut self) -> Option<Expired<T>> {
+        if !core::mem::take(&mut self.fired_since_look) {
             self.stats.empty_wakeups += 1;
         }
         None
@@ -311,11 +310,12 @@ impl<T> HashedWheel<T> {
                 return Some(self.fire(index));
             }
             if self.cursor >= now {
-                return self.found_nothing(now);
+                return self.found_nothing();
             }
             if self.in_slots == 0 || self.bound.get() > now {
+                // Nothing can be due yet: `next_deadline` answered no earlier than this.
                 self.cursor = now;
-                return self.found_nothing(now);
+                return None;
             }
             if now - self.cursor > n {
                 // A jump longer than a lap: skip straight to the lower bound.
@@ -327,7 +327,7 @@ impl<T> HashedWheel<T> {
                     }
                     _ => {
                         self.cursor = now;
-                        return self.found_nothing(now);
+                        return None;
                     }
                 }
             }
@@ -407,12 +407,9 @@ impl<T> Timer<T> for HashedWheel<T> {
     }
 
     fn next_deadline(&self) -> Option<Tick> {
-        let answer = self
-            .due
+        self.due
             .first_deadline(self.cursor)
-            .or_else(|| self.lower_bound());
-        self.answered.set(answer.unwrap_or(Tick::MAX));
-        answer
+            .or_else(|| self.lower_bound())
     }
 
     fn deadline(&self, key: TimerKey) -> Option<Tick> {

@@ -75,7 +75,6 @@
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
-use core::cell::Cell;
 
 use super::bucket::{Bucket, Chunks, Ref, CHUNK};
 use super::level::{in_levels, level_for, slot_for, span_end, span_start, Levels, LEVELS, SLOTS};
@@ -149,9 +148,8 @@ pub struct HierarchicalWheel<T> {
     /// empty). Lowered by every placement, recomputed by every poll that finds nothing due; an
     /// idle poll and `next_deadline` answer from it without a scan.
     hint: Tick,
-    /// The latest `next_deadline` answer not yet followed by a fire, or `Tick::MAX` (for
-    /// [`Stats::empty_wakeups`]).
-    answered: Cell<Tick>,
+    /// A timer fired since `hint` was last recomputed (for [`Stats::empty_wakeups`]).
+    fired_since_hint: bool,
     /// Next insertion sequence number (see the invariants).
     seq: u32,
     /// Placements into the levels not pushed yet, in `seq` order.
@@ -190,7 +188,7 @@ impl<T> HierarchicalWheel<T> {
             elapsed: options.start,
             now: options.start,
             hint: Tick::MAX,
-            answered: Cell::new(Tick::MAX),
+            fired_since_hint: false,
             seq: 0,
             nursery: Nursery::new(),
             ready_unsorted: false,
@@ -768,7 +766,7 @@ impl<T> HierarchicalWheel<T> {
         loop {
             if let Some(expired) = self.pop_due() {
                 self.stats.fired += 1;
-                self.answered.set(Tick::MAX);
+                self.fired_since_hint = true;
                 return Some(expired);
             }
             match self.next_slot() {
@@ -791,7 +789,9 @@ impl<T> HierarchicalWheel<T> {
                 .map_or(Tick::MAX, |(&(d, _), _)| d),
         };
         self.hint = placed.min(self.nursery.min());
-        if now >= self.answered.replace(Tick::MAX) {
+        // `now` reached what `next_deadline` answered and nothing was due: an early answer,
+        // unless this poll only ends a run of fires.
+        if !core::mem::take(&mut self.fired_since_hint) {
             self.stats.empty_wakeups += 1;
         }
         // Bring the cursor up so later inserts land on fine levels.
@@ -918,9 +918,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
 
     fn next_deadline(&self) -> Option<Tick> {
         // `hint` is at most every pending deadline (a slot's start, or an exact deadline).
-        let answer = (self.slab.len() != 0).then_some(self.hint);
-        self.answered.set(answer.unwrap_or(Tick::MAX));
-        answer
+        (self.slab.len() != 0).then_some(self.hint)
     }
 
     fn deadline(&self, key: TimerKey) -> Option<Tick> {
