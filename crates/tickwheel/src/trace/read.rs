@@ -7,7 +7,7 @@ use std::io::{self, BufReader, Read};
 use std::time::Duration;
 
 use super::{
-    unzigzag, Fired, Fnv, TraceHeader, TraceOp, HEADER_LEN, KIND_CANCEL, KIND_DRAIN, KIND_END,
+    unzigzag, Fired, Sum, TraceHeader, TraceOp, HEADER_LEN, KIND_CANCEL, KIND_DRAIN, KIND_END,
     KIND_INSERT, KIND_MASK, KIND_POLL, KIND_RESET, MAGIC, OUTCOME, VERSION,
 };
 use crate::Tick;
@@ -116,7 +116,7 @@ pub struct TraceReader<R: Read> {
     records: u64,
     done: bool,
     /// The checksum of every byte consumed.
-    sum: Fnv,
+    sum: Sum,
 }
 
 impl<R: Read> TraceReader<R> {
@@ -154,7 +154,7 @@ impl<R: Read> TraceReader<R> {
             return Err(TraceError::Header("tick_nanos", 0));
         }
         let start = u64_at(&head, 20);
-        let mut sum = Fnv::new();
+        let mut sum = Sum::new();
         sum.bytes(&head);
         Ok(Self {
             sum,
@@ -220,19 +220,31 @@ impl<R: Read> TraceReader<R> {
     }
 
     fn varint(&mut self, start: u64, field: &str) -> Result<u64, TraceError> {
-        let mut v = 0u64;
-        for i in 0..10 {
-            let b = self.byte(start)?;
-            let bits = u64::from(b & 0x7F);
-            if i == 9 && bits > 1 {
-                return Err(self.corrupt(start, format!("`{field}` overflows 64 bits")));
+        let first = self.byte(start)?;
+        if first == 0 {
+            let mut b = [0u8; 8];
+            for x in &mut b {
+                *x = self.byte(start)?;
             }
-            v |= bits << (7 * i);
-            if b & 0x80 == 0 {
-                return Ok(v);
+            let v = u64::from_le_bytes(b);
+            if v >> 56 == 0 {
+                return Err(
+                    self.corrupt(start, format!("`{field}` takes more bytes than it needs"))
+                );
             }
+            return Ok(v);
         }
-        Err(self.corrupt(start, format!("`{field}` is longer than 10 bytes")))
+        let n = first.trailing_zeros() as usize + 1;
+        let mut b = [0u8; 8];
+        b[0] = first;
+        for x in &mut b[1..n] {
+            *x = self.byte(start)?;
+        }
+        let v = u64::from_le_bytes(b) >> n;
+        if n > 1 && v >> (7 * (n - 1)) == 0 {
+            return Err(self.corrupt(start, format!("`{field}` takes more bytes than it needs")));
+        }
+        Ok(v)
     }
 
     fn tick(&mut self, start: u64, field: &str) -> Result<Tick, TraceError> {
@@ -329,7 +341,7 @@ impl<R: Read> TraceReader<R> {
                         ),
                     ));
                 }
-                let want = self.sum.0;
+                let want = self.sum.value();
                 let mut stored = [0u8; 8];
                 for b in &mut stored {
                     *b = self.byte(start)?;

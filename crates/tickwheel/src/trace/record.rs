@@ -4,8 +4,8 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use super::{
-    zigzag, Fnv, TraceHeader, HEADER_LEN, KIND_CANCEL, KIND_DRAIN, KIND_END, KIND_INSERT,
-    KIND_POLL, KIND_RESET, MAGIC, OUTCOME, VERSION,
+    prefix_varint, zigzag, Sum, TraceHeader, HEADER_LEN, KIND_CANCEL, KIND_DRAIN, KIND_END,
+    KIND_INSERT, KIND_POLL, KIND_RESET, MAGIC, OUTCOME, VERSION,
 };
 use crate::{Expired, InsertError, StaleKeyError, Stats, Tick, Timer, TimerKey};
 
@@ -44,7 +44,7 @@ pub struct Recorder<X, W: Write> {
     sink: W,
     buf: Out,
     /// The checksum of every byte handed to the sink so far.
-    sum: Fnv,
+    sum: Sum,
     /// The `now` ticks are written relative to (see the format).
     cursor: Tick,
     records: u64,
@@ -80,7 +80,7 @@ impl<X, W: Write> Recorder<X, W> {
             inner: timer,
             sink,
             buf,
-            sum: Fnv::new(),
+            sum: Sum::new(),
             cursor: start,
             records: 0,
             error: None,
@@ -163,7 +163,7 @@ impl<X, W: Write> Recorder<X, W> {
         self.buf.byte(KIND_END);
         self.buf.varint(self.records);
         self.sum.bytes(self.buf.as_slice());
-        self.buf.extend(&self.sum.0.to_le_bytes());
+        self.buf.extend(&self.sum.value().to_le_bytes());
         self.sink.write_all(self.buf.as_slice())?;
         self.buf = Out::new(0);
         self.sink.flush()
@@ -223,7 +223,7 @@ impl<X, W: Write> Recorder<X, W> {
     }
 }
 
-/// Room past [`BUFFER`] for the longest record (a tag and two 10-byte varints) and the end.
+/// Room past [`BUFFER`] for the longest record (a tag and two 9-byte varints) and the end.
 const SLACK: usize = 64;
 
 /// The write buffer: a fixed array and a fill mark, so encoding a record is a few indexed
@@ -247,20 +247,12 @@ impl Out {
         self.len += 1;
     }
 
-    /// One varint, without a branch on its length (a loop that stops at the last byte
-    /// mispredicts on every record whose values change length): all 10 byte positions are
-    /// written into the slack past `len`, and `len` moves by the encoded length.
+    /// One prefix varint: a 9-byte store into the slack past `len`, and `len` moved by its
+    /// length.
     #[inline(always)]
     fn varint(&mut self, v: u64) {
-        let dst: &mut [u8; 10] = (&mut self.bytes[self.len..self.len + 10])
-            .try_into()
-            .expect("a 10-byte window");
-        let bits = 64 - (v | 1).leading_zeros() as usize;
-        let n = bits.div_ceil(7);
-        for (i, d) in dst.iter_mut().enumerate() {
-            let more = u8::from(i + 1 < n) << 7;
-            *d = ((v >> (7 * i).min(63)) as u8 & 0x7F) | more;
-        }
+        let (bytes, n) = prefix_varint(v);
+        self.bytes[self.len..self.len + 9].copy_from_slice(&bytes);
         self.len += n;
     }
 
@@ -275,7 +267,7 @@ impl Out {
 }
 
 impl<T, X: Timer<T>, W: Write> Timer<T> for Recorder<X, W> {
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
         if self.stopped {
             return self.inner.insert(deadline, payload);
@@ -291,7 +283,7 @@ impl<T, X: Timer<T>, W: Write> Timer<T> for Recorder<X, W> {
         result
     }
 
-    #[inline]
+    #[inline(always)]
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
         if self.stopped {
             return self.inner.cancel(key);
@@ -302,7 +294,7 @@ impl<T, X: Timer<T>, W: Write> Timer<T> for Recorder<X, W> {
         result
     }
 
-    #[inline]
+    #[inline(always)]
     fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
         if self.stopped {
             return self.inner.reset(key, deadline);
@@ -314,7 +306,7 @@ impl<T, X: Timer<T>, W: Write> Timer<T> for Recorder<X, W> {
         result
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
         if self.stopped {
             return self.inner.poll(now);
