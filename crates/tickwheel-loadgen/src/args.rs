@@ -99,7 +99,7 @@ pub(crate) enum ClockArg {
 }
 
 /// Options shared by `run` and `compare`.
-#[derive(Debug, clap::Args)]
+#[derive(Clone, Debug, clap::Args)]
 pub(crate) struct LoadArgs {
     /// Clock: `virtual` (deterministic, fast, counts must agree across implementations) or
     /// `real` (an event loop on the monotonic clock).
@@ -115,15 +115,21 @@ pub(crate) struct LoadArgs {
     /// Run length, e.g. `30s`, `250ms` [default: 30s virtual, 3s real].
     #[arg(long, value_parser = parse_duration)]
     pub(crate) duration: Option<Duration>,
-    /// Idle timeout per connection, pushed later (reset) on every request of that connection.
-    #[arg(long, value_parser = parse_duration, default_value = "10s")]
-    pub(crate) idle_timeout: Duration,
-    /// Deadline per request, cancelled when its response arrives.
-    #[arg(long, value_parser = parse_duration, default_value = "200ms")]
-    pub(crate) request_timeout: Duration,
-    /// Share of responses slower than the request timeout (their timers fire), in [0, 1].
-    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true)]
-    pub(crate) slow_fraction: f64,
+    /// Idle timeout per connection, pushed later (reset) on every request of that connection
+    /// [default: 10s].
+    #[arg(long, value_parser = parse_duration)]
+    pub(crate) idle_timeout: Option<Duration>,
+    /// Deadline per request, cancelled when its response arrives [default: 200ms].
+    #[arg(long, value_parser = parse_duration)]
+    pub(crate) request_timeout: Option<Duration>,
+    /// Share of responses slower than the request timeout (their timers fire), in [0, 1]
+    /// [default: 0.01].
+    #[arg(long, allow_negative_numbers = true)]
+    pub(crate) slow_fraction: Option<f64>,
+    /// A workload shape from a real system's defaults (see each one's source below); the
+    /// workload flags given as well override it.
+    #[arg(long, value_enum)]
+    pub(crate) profile: Option<crate::profile::Profile>,
     /// Timer resolution (one tick).
     #[arg(long, value_parser = parse_duration, default_value = "1ms")]
     pub(crate) tick: Duration,

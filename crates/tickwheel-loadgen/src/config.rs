@@ -12,6 +12,7 @@ use tickwheel::Kind;
 use crate::args::{ClockArg, LatenessArg, LoadArgs};
 use crate::error::Error;
 use crate::gate::Thresholds;
+use crate::profile::Profile;
 
 /// The clock a run is driven by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +75,9 @@ pub(crate) struct Workload {
     pub(crate) seed: u64,
     /// The application's work per event (arrival, response, fired timer).
     pub(crate) handler_cost: Duration,
+    /// Every connection's first idle timer at the same deadline (`--profile herd`), instead of
+    /// spread over one idle timeout.
+    pub(crate) herd: bool,
 }
 
 impl Workload {
@@ -88,18 +92,25 @@ struct ClockDefaults {
     connections: u64,
     rate: f64,
     duration: Duration,
+    idle_timeout: Duration,
+    request_timeout: Duration,
+    slow_fraction: f64,
 }
 
 const VIRTUAL_DEFAULTS: ClockDefaults = ClockDefaults {
     connections: 100_000,
     rate: 200_000.0,
     duration: Duration::from_secs(30),
+    idle_timeout: Duration::from_secs(10),
+    request_timeout: Duration::from_millis(200),
+    slow_fraction: 0.01,
 };
 
 const REAL_DEFAULTS: ClockDefaults = ClockDefaults {
     connections: 10_000,
     rate: 20_000.0,
     duration: Duration::from_secs(3),
+    ..VIRTUAL_DEFAULTS
 };
 
 /// A validated `run` or `compare`.
@@ -127,6 +138,8 @@ pub(crate) struct Config {
     pub(crate) lateness: LatenessView,
     /// `--record`: where the first repetition's traces go.
     pub(crate) record: Option<PathBuf>,
+    /// `--profile`: the shape the workload started from.
+    pub(crate) profile: Option<&'static str>,
 }
 
 impl Config {
@@ -148,6 +161,29 @@ impl Config {
             Clock::Virtual => VIRTUAL_DEFAULTS,
             Clock::Real => REAL_DEFAULTS,
         };
+        let profile = match args.profile {
+            Some(Profile::All) => {
+                return Err(Error::Input(
+                    "--profile all runs every profile in turn; it applies to compare alone".into(),
+                ))
+            }
+            Some(p) => p.shape(),
+            None => None,
+        };
+        let defaults = match profile {
+            Some(p) => ClockDefaults {
+                connections: p.connections,
+                rate: p.rate,
+                duration: p.duration,
+                idle_timeout: p.idle_timeout,
+                request_timeout: p.request_timeout,
+                slow_fraction: p.slow_fraction,
+            },
+            None => defaults,
+        };
+        let idle_timeout = args.idle_timeout.unwrap_or(defaults.idle_timeout);
+        let request_timeout = args.request_timeout.unwrap_or(defaults.request_timeout);
+        let slow_fraction = args.slow_fraction.unwrap_or(defaults.slow_fraction);
         let connections = args.connections.unwrap_or(defaults.connections);
         if connections == 0 || connections > u64::from(MAX_CONNECTIONS) {
             return Err(Error::Input(format!(
@@ -171,8 +207,8 @@ impl Config {
             )));
         }
         for (flag, timeout) in [
-            ("--idle-timeout", args.idle_timeout),
-            ("--request-timeout", args.request_timeout),
+            ("--idle-timeout", idle_timeout),
+            ("--request-timeout", request_timeout),
         ] {
             if timeout.is_zero() {
                 return Err(Error::Input(format!(
@@ -180,10 +216,9 @@ impl Config {
                 )));
             }
         }
-        if !(0.0..=1.0).contains(&args.slow_fraction) {
+        if !(0.0..=1.0).contains(&slow_fraction) {
             return Err(Error::Input(format!(
-                "--slow-fraction is a share of responses and must be in [0, 1], got {}",
-                args.slow_fraction
+                "--slow-fraction is a share of responses and must be in [0, 1], got {slow_fraction}"
             )));
         }
         let service = match (args.service, args.threads) {
@@ -259,13 +294,15 @@ impl Config {
                 connections: connections as u32,
                 rate,
                 duration,
-                idle_timeout: args.idle_timeout,
-                request_timeout: args.request_timeout,
-                slow_fraction: args.slow_fraction,
+                idle_timeout,
+                request_timeout,
+                slow_fraction,
                 tick: args.tick,
                 seed: args.seed,
                 handler_cost: args.handler_cost,
+                herd: profile.is_some_and(|p| p.herd),
             },
+            profile: args.profile.map(Profile::name),
             out: args.out.clone(),
             thresholds,
             progress,

@@ -33,6 +33,7 @@ mod error;
 mod gate;
 mod measure;
 mod outcome;
+mod profile;
 mod real_clock;
 mod replay;
 mod report;
@@ -74,6 +75,9 @@ fn run(args: Args) -> Result<u8, Error> {
     let progress = std::io::stderr().is_terminal();
     let config = match args.command {
         Command::Run { timer, load } => Config::new("run", vec![timer], &load, progress)?,
+        Command::Compare { load } if load.profile == Some(profile::Profile::All) => {
+            return every_profile(&load, progress)
+        }
         Command::Compare { load } => Config::new("compare", Kind::ALL.to_vec(), &load, progress)?,
         Command::Replay {
             trace,
@@ -164,9 +168,43 @@ fn replay(
     Ok(0)
 }
 
+/// `compare --profile all`: each profile in turn, its reports in `OUT/<profile>/`, then one
+/// line per profile and metric family: the best implementation and its lead.
+fn every_profile(args: &args::LoadArgs, progress: bool) -> Result<u8, Error> {
+    let mut failed = false;
+    let mut summary = String::from("\nwhich to pick, per profile:\n");
+    for p in profile::Profile::EACH {
+        let mut one = args.clone();
+        one.profile = Some(p);
+        one.out = args.out.join(p.name());
+        let config = Config::new("compare", Kind::ALL.to_vec(), &one, progress)?;
+        println!("== profile {}", p.name());
+        let report = load_report(&config)?;
+        failed |= !report.passed;
+        for pick in report::pick::picks(&report) {
+            summary.push_str(&format!(
+                "  {:<18} {:<20} {:<13} {:>9}  {}\n",
+                p.name(),
+                pick.family,
+                pick.best.0,
+                report::pick::shown(pick.family, pick.best.1),
+                report::pick::lead(&pick)
+            ));
+        }
+    }
+    print!("{summary}");
+    Ok(u8::from(failed))
+}
+
 /// Drives every configured implementation `--repeat` times, interleaved, writes the reports,
 /// prints the table.
 fn load(config: &Config) -> Result<u8, Error> {
+    let report = load_report(config)?;
+    Ok(u8::from(!report.passed))
+}
+
+/// [`load`], returning the report.
+fn load_report(config: &Config) -> Result<Report, Error> {
     let clock = CallClock::new();
     let threads: Vec<Option<usize>> = match &config.service {
         Some(counts) => counts.iter().copied().map(Some).collect(),
@@ -217,7 +255,7 @@ fn load(config: &Config) -> Result<u8, Error> {
     report::write_all(&config.out, &report, &shown)?;
     print!("{}", report::table::render(&report));
     println!("reports: {}", config.out.display());
-    Ok(u8::from(!report.passed))
+    Ok(report)
 }
 
 /// Builds one implementation (its concrete type, so the hot loop is monomorphized) and drives

@@ -149,6 +149,7 @@ mod tests {
             tick: Duration::from_millis(1),
             seed: 3,
             handler_cost: Duration::ZERO,
+            herd: false,
         };
         let clock = CallClock::new();
         for kind in Kind::ALL {

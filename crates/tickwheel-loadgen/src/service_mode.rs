@@ -486,6 +486,7 @@ mod tests {
             tick: Duration::from_millis(1),
             seed: 5,
             handler_cost: Duration::ZERO,
+            herd: false,
         };
         let clock = CallClock::new();
         let o =

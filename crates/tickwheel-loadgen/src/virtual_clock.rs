@@ -161,6 +161,7 @@ mod tests {
             tick: Duration::from_millis(1),
             seed: 11,
             handler_cost: Duration::ZERO,
+            herd: false,
         }
     }
 

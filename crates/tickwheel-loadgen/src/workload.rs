@@ -105,12 +105,13 @@ impl Generator {
         (self.timeout_ns / 2).max(1)
     }
 
-    /// The deadline of each connection's first idle timer: uniform over one idle timeout, in
-    /// nanoseconds since the start. Drawn from a separate stream so it does not shift arrivals.
+    /// The deadline of each connection's first idle timer: uniform over one idle timeout (all
+    /// at the timeout for a herd), in nanoseconds since the start. Drawn from a separate stream so it does not shift arrivals.
     pub(crate) fn initial_idle_deadlines(workload: &Workload) -> impl Iterator<Item = u64> {
         let mut rng = Pcg64Mcg::seed_from_u64(workload.seed ^ 0x1d1e_1d1e_1d1e_1d1e);
         let idle = nanos(workload.idle_timeout).max(1);
-        (0..workload.connections).map(move |_| rng.gen_range(1..=idle))
+        let herd = workload.herd;
+        (0..workload.connections).map(move |_| if herd { idle } else { rng.gen_range(1..=idle) })
     }
 }
 
@@ -130,6 +131,7 @@ mod tests {
             tick: Duration::from_millis(1),
             seed: 7,
             handler_cost: Duration::ZERO,
+            herd: false,
         }
     }
 

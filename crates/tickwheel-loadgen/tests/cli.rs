@@ -688,3 +688,70 @@ fn a_trace_the_timers_disagree_with_exits_1_naming_the_call() {
         "{stderr}"
     );
 }
+
+#[test]
+fn profiles_cite_their_sources_and_flags_override_them() {
+    let help = text(&run(&["compare", "--help"]).stdout);
+    for needle in [
+        "http-keepalive",
+        "nginx",
+        "rpc-deadlines",
+        "tcp-rto",
+        "TCP_RTO_MIN",
+        "session-keepalive",
+        "Paho",
+        "herd",
+        "all",
+    ] {
+        assert!(
+            help.contains(needle),
+            "{needle} missing from --help:\n{help}"
+        );
+    }
+    let unknown = run(&["compare", "--profile", "nope"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        text(&unknown.stderr).contains("http-keepalive"),
+        "{}",
+        text(&unknown.stderr)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let all_on_run = run(&["run", "--timer", "heap", "--profile", "all", "--out", out]);
+    assert_eq!(all_on_run.status.code(), Some(2));
+    assert!(text(&all_on_run.stderr).contains("compare alone"));
+
+    // The herd, scaled down: every first idle timer on one deadline, 10 s out.
+    let herd = run(&[
+        "compare",
+        "--profile",
+        "herd",
+        "--connections",
+        "5000",
+        "--rate",
+        "10",
+        "--duration",
+        "11s",
+        "--repeat",
+        "1",
+        "--out",
+        out,
+    ]);
+    assert_eq!(herd.status.code(), Some(0), "{}", text(&herd.stderr));
+    let json = report(dir.path());
+    assert_eq!(json["workload"]["profile"], "herd");
+    assert_eq!(json["workload"]["herd"], true);
+    assert_eq!(
+        json["workload"]["connections"], 5000,
+        "the flag overrides the profile"
+    );
+    assert_eq!(
+        json["workload"]["idle_timeout_secs"], 10.0,
+        "the profile's own value"
+    );
+    for r in json["results"].as_array().unwrap() {
+        let fired = r["fired"].as_u64().unwrap();
+        // 110 requests push at most 110 idle timers out of the herd.
+        assert!(fired >= 4_890, "{}: the herd fires ({fired})", r["timer"]);
+    }
+}

@@ -74,6 +74,12 @@ pub(crate) struct WorkloadJson {
     pub(crate) lateness: String,
     /// The application's work per event, ns.
     pub(crate) handler_cost_ns: u64,
+    /// Every first idle timer on one deadline (`--profile herd`).
+    #[serde(default)]
+    pub(crate) herd: bool,
+    /// The `--profile` the workload started from, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) profile: Option<String>,
 }
 
 /// How cost was measured.
@@ -524,6 +530,8 @@ impl Report {
                 seed: w.seed,
                 lateness: config.lateness.name().into(),
                 handler_cost_ns: nanos(w.handler_cost),
+                herd: w.herd,
+                profile: config.profile.map(str::to_owned),
             },
             timing: TimingJson {
                 counter: "quanta cycle counter, every call timed".into(),

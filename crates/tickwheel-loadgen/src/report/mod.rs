@@ -100,6 +100,7 @@ mod tests {
             tick: Duration::from_millis(1),
             seed: 9,
             handler_cost: Duration::ZERO,
+            herd: false,
         };
         let dir = tempfile::tempdir().unwrap();
         let config = Config {
@@ -114,6 +115,7 @@ mod tests {
             repeat: 2,
             lateness: LatenessView::Loop,
             record: None,
+            profile: None,
         };
         let clock = CallClock::new();
         let runs: Vec<(Vec<Outcome>, usize)> = Kind::ALL

@@ -97,11 +97,32 @@ pub(crate) fn picks(report: &Report) -> Vec<Pick> {
         .collect()
 }
 
-fn shown(family: &str, v: f64) -> String {
+/// A family's figure as printed.
+pub(crate) fn shown(family: &str, v: f64) -> String {
     if family == "memory per timer" {
         format!("{v:.1} B")
     } else {
         human_ns(v)
+    }
+}
+
+/// How far `p`'s best leads: within noise of, level with, or by how much over, the next best.
+pub(crate) fn lead(p: &Pick) -> String {
+    if p.within_noise {
+        format!(
+            "within noise of {} ({})",
+            p.next.0,
+            shown(p.family, p.next.1)
+        )
+    } else if p.ratio < LEVEL {
+        format!("level with {} ({})", p.next.0, shown(p.family, p.next.1))
+    } else {
+        format!(
+            "{:.2}x better than the next, {} ({})",
+            p.ratio,
+            p.next.0,
+            shown(p.family, p.next.1)
+        )
     }
 }
 
@@ -119,22 +140,7 @@ pub(crate) fn render(report: &Report) -> String {
         if report.timing.repeat == 1 { "" } else { "s" }
     );
     for p in &picks {
-        let against = if p.within_noise {
-            format!(
-                "within noise of {} ({})",
-                p.next.0,
-                shown(p.family, p.next.1)
-            )
-        } else if p.ratio < LEVEL {
-            format!("level with {} ({})", p.next.0, shown(p.family, p.next.1))
-        } else {
-            format!(
-                "{:.2}x better than the next, {} ({})",
-                p.ratio,
-                p.next.0,
-                shown(p.family, p.next.1)
-            )
-        };
+        let against = lead(p);
         let _ = writeln!(
             out,
             "  {:<22}{:<14}{:>10}  {against}",
