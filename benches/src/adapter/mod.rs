@@ -15,7 +15,6 @@ pub(crate) mod btree;
 pub(crate) mod delay_queue;
 pub(crate) mod floor;
 pub(crate) mod hhwt;
-pub(crate) mod recorded;
 pub(crate) mod tickwheel;
 pub(crate) mod timer_queue;
 

@@ -1,29 +1,59 @@
 //! tickwheel's four implementations, through their own `Timer` trait.
 
+use std::io::Sink;
+use std::time::Duration;
+
+use tickwheel::trace::Recorder;
 use tickwheel::{
     FromOptions, HashedWheel, HierarchicalWheel, IndexedHeap, LazyHeap, Options, Timer, TimerKey,
 };
 
 use super::Adapter;
 
-/// A tickwheel implementation with its report name.
-pub trait TwKind: Timer<u64> + FromOptions {
+/// A tickwheel timer with its report name and how to build it.
+pub trait TwKind: Timer<u64> {
     /// The name in reports.
     const NAME: &'static str;
+
+    /// An empty timer with room for `capacity` timers reserved.
+    fn preallocated(capacity: usize) -> Self;
 }
 
-impl TwKind for HashedWheel<u64> {
-    const NAME: &'static str = "tw-hashed";
+macro_rules! tw_kind {
+    ($($ty:ty => $name:literal),* $(,)?) => {
+        $(
+            impl TwKind for $ty {
+                const NAME: &'static str = $name;
+                fn preallocated(capacity: usize) -> Self {
+                    <$ty>::from_options(Options::new().preallocate(capacity)).expect("valid options")
+                }
+            }
+        )*
+    };
 }
-impl TwKind for HierarchicalWheel<u64> {
-    const NAME: &'static str = "tw-hierarchical";
+
+tw_kind! {
+    HashedWheel<u64> => "tw-hashed",
+    HierarchicalWheel<u64> => "tw-hierarchical",
+    IndexedHeap<u64> => "tw-heap",
+    LazyHeap<u64> => "tw-lazy-heap",
 }
-impl TwKind for IndexedHeap<u64> {
-    const NAME: &'static str = "tw-heap";
+
+/// The hierarchical wheel under a trace `Recorder` writing to `io::sink()`: what recording a
+/// server's timer calls adds to each call (the encoding and buffering, not a disk).
+impl TwKind for Recorder<HierarchicalWheel<u64>, Sink> {
+    const NAME: &'static str = "tw-hierarchical+trace";
+    fn preallocated(capacity: usize) -> Self {
+        Recorder::new(
+            HierarchicalWheel::preallocated(capacity),
+            std::io::sink(),
+            Duration::from_millis(1),
+        )
+    }
 }
-impl TwKind for LazyHeap<u64> {
-    const NAME: &'static str = "tw-lazy-heap";
-}
+
+/// [`Tw`] of the recorded hierarchical wheel.
+pub type Recorded = Tw<Recorder<HierarchicalWheel<u64>, Sink>>;
 
 /// Drives a tickwheel implementation `X` (built with `Options::new().preallocate(n)`).
 pub struct Tw<X>(pub X);
@@ -44,7 +74,7 @@ impl<X: TwKind> Adapter for Tw<X> {
     const NATIVE_RESET: bool = true;
 
     fn with_capacity(capacity: usize) -> Self {
-        Self(X::from_options(Options::new().preallocate(capacity)).expect("valid options"))
+        Self(X::preallocated(capacity))
     }
 
     #[inline(always)]
