@@ -161,7 +161,7 @@ pub(crate) struct LoadArgs {
     #[arg(long, default_value = "tickwheel-report")]
     pub(crate) out: PathBuf,
     /// Virtual clock only: also write each implementation's first repetition as a trace of
-    /// its timer calls, DIR/<timer>.trace, for `replay` (that repetition's costs include the
+    /// its timer calls, `DIR/<timer>.trace`, for `replay` (that repetition's costs include the
     /// recording).
     #[arg(long, value_name = "DIR")]
     pub(crate) record: Option<PathBuf>,

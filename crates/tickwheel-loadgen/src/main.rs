@@ -14,7 +14,7 @@
 //! - [`outcome`]: what one implementation's run produced.
 //! - [`report`]: table, `report.json`, `.hgrm`, `.hlog`, SVG plots.
 //! - [`gate`]: thresholds and the always-on checks; [`mod@diff`]: comparing two reports.
-//! - [`replay`]: a recorded trace of timer calls, replayed and checked on each implementation.
+//! - [`mod@replay`]: a recorded trace of timer calls, replayed and checked on each implementation.
 //!
 //! # Invariants
 //! - The event sequence depends only on the workload and seed, never on the implementation.

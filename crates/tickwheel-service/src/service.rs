@@ -255,7 +255,7 @@ impl<T, X: Timer<T>> TimerHandle<T, X> {
     }
 
     /// Releases the memory the pending timers do not need, shard by shard
-    /// ([`Timer::shrink_to_fit`](tickwheel::Timer::shrink_to_fit)): after a burst has passed,
+    /// ([`Timer::shrink_to_fit`]): after a burst has passed,
     /// memory follows the live count again. Every key stays valid. Each shard's lock is held
     /// for its O(n) pass, so call it at a quiet moment (say once a minute), not per operation.
     ///

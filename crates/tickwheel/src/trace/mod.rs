@@ -1,6 +1,6 @@
-//! Traces of timer calls: [`Recorder`] writes every call a server makes on a [`Timer`], and
-//! [`TraceReader`] reads them back, so a load tool can replay one server's traffic on every
-//! implementation. Behind the `trace` feature (it needs `std::io`).
+//! Traces of timer calls: [`Recorder`] writes every call a server makes on a
+//! [`Timer`](crate::Timer), and [`TraceReader`] reads them back, so a load tool can replay one
+//! server's traffic on every implementation. Behind the `trace` feature (it needs `std::io`).
 //!
 //! A trace holds no user data: payloads are not recorded, and keys are not either. A timer is
 //! named by the slot index of its key (its low half), which is unique among the timers pending
