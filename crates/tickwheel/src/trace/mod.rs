@@ -51,8 +51,13 @@
 //! # Costs
 //! | operation | cost |
 //! |---|---|
-//! | a recorded call | the call, and 2 to 16 bytes into a 64 KiB buffer |
-//! | memory | the buffer; the reader keeps one map entry per pending timer |
+//! | a recorded call | the call and one 16-byte store; every 4,096 calls are encoded (2 to 19 bytes each) and written in one go |
+//! | memory | 64 KiB of staged calls and a 77 KiB write buffer; the reader keeps one map entry per pending timer |
+//!
+//! The hot path only stages the call: encoding it there would put its instructions behind the
+//! timer call's own cache miss, where the CPU needs room to overlap that miss with the next
+//! call's. It pays on `reset_later` at 100k timers: a recorded reset took 98 ns against 194 ns
+//! encoded inline (medians of four interleaved criterion rounds of each build).
 
 mod read;
 mod record;

@@ -9,9 +9,6 @@ use super::{
 };
 use crate::{Expired, InsertError, StaleKeyError, Stats, Tick, Timer, TimerKey};
 
-/// Bytes buffered before a write to the sink.
-const BUFFER: usize = 64 * 1024;
-
 /// Wraps any [`Timer`] and records each call to a trace (format: [`trace`](super)).
 ///
 /// Queries (`next_deadline`, `deadline`, `get`, `len`, …) and `shrink_to_fit` change nothing
@@ -42,6 +39,10 @@ const BUFFER: usize = 64 * 1024;
 pub struct Recorder<X, W: Write> {
     inner: X,
     sink: W,
+    /// Calls not encoded yet: the hot path stores 16 bytes and moves on.
+    staged: Box<[Raw]>,
+    staged_len: usize,
+    /// Encoded bytes on their way to the sink.
     buf: Out,
     /// The checksum of every byte handed to the sink so far.
     sum: Sum,
@@ -69,7 +70,7 @@ impl<X, W: Write> Recorder<X, W> {
     {
         let start = timer.now();
         let header = TraceHeader { tick, start };
-        let mut buf = Out::new(BUFFER + SLACK);
+        let mut buf = Out::new(HEADER_LEN + STAGED * MAX_RECORD + SLACK);
         buf.extend(&MAGIC);
         buf.extend(&VERSION.to_le_bytes());
         buf.extend(&0u16.to_le_bytes());
@@ -79,6 +80,8 @@ impl<X, W: Write> Recorder<X, W> {
         Self {
             inner: timer,
             sink,
+            staged: vec![Raw::default(); STAGED].into_boxed_slice(),
+            staged_len: 0,
             buf,
             sum: Sum::new(),
             cursor: start,
@@ -160,12 +163,14 @@ impl<X, W: Write> Recorder<X, W> {
                 format!("trace write failed after {} records: {e}", self.records),
             ));
         }
+        self.encode_staged();
         self.buf.byte(KIND_END);
         self.buf.varint(self.records);
         self.sum.bytes(self.buf.as_slice());
         self.buf.extend(&self.sum.value().to_le_bytes());
         self.sink.write_all(self.buf.as_slice())?;
         self.buf = Out::new(0);
+        self.staged = Box::new([]);
         self.sink.flush()
     }
 
@@ -186,17 +191,21 @@ impl<X, W: Write> Recorder<X, W> {
         Ok((self.inner, self.sink))
     }
 
-    /// Ends one record: writes the buffer out once it holds [`BUFFER`] bytes.
-    #[inline]
-    fn end_record(&mut self) {
+    /// Stores one call for encoding; encodes and writes out every [`STAGED`] calls.
+    #[inline(always)]
+    fn stage(&mut self, tag: u8, slot: u32, value: u64) {
+        self.staged[self.staged_len] = Raw { tag, slot, value };
+        self.staged_len += 1;
         self.records += 1;
-        if self.buf.len >= BUFFER {
-            self.flush_buffer();
+        if self.staged_len == STAGED {
+            self.flush_staged();
         }
     }
 
     #[cold]
-    fn flush_buffer(&mut self) {
+    #[inline(never)]
+    fn flush_staged(&mut self) {
+        self.encode_staged();
         self.sum.bytes(self.buf.as_slice());
         if self.error.is_none() {
             if let Err(e) = self.sink.write_all(self.buf.as_slice()) {
@@ -206,24 +215,65 @@ impl<X, W: Write> Recorder<X, W> {
         self.buf.len = 0;
     }
 
-    #[inline]
+    /// Encodes the staged calls into `buf` (see the format).
+    fn encode_staged(&mut self) {
+        for i in 0..self.staged_len {
+            let Raw { tag, slot, value } = self.staged[i];
+            let hit = tag & OUTCOME != 0;
+            self.buf.byte(tag);
+            match tag & !OUTCOME {
+                KIND_INSERT => {
+                    self.tick(value);
+                    if hit {
+                        self.buf.varint(u64::from(slot));
+                    }
+                }
+                KIND_CANCEL => {
+                    if hit {
+                        self.buf.varint(u64::from(slot));
+                    }
+                }
+                KIND_RESET => {
+                    if hit {
+                        self.buf.varint(u64::from(slot));
+                    }
+                    self.tick(value);
+                }
+                KIND_POLL => {
+                    self.tick(value);
+                    self.cursor = value;
+                    if hit {
+                        self.buf.varint(u64::from(slot));
+                    }
+                }
+                _ => self.buf.varint(value),
+            }
+        }
+        self.staged_len = 0;
+    }
+
     fn tick(&mut self, t: Tick) {
         self.buf.varint(zigzag(t.wrapping_sub(self.cursor) as i64));
     }
-
-    /// The tag of a keyed call, then the key's slot when the call found its timer.
-    #[inline(always)]
-    fn keyed(&mut self, kind: u8, key: TimerKey, outcome: bool) {
-        if outcome {
-            self.buf.byte(kind | OUTCOME);
-            self.buf.varint(u64::from(key.index()));
-        } else {
-            self.buf.byte(kind);
-        }
-    }
 }
 
-/// Room past [`BUFFER`] for the longest record (a tag and two 9-byte varints) and the end.
+/// A call as the hot path stores it.
+#[derive(Clone, Copy, Debug, Default)]
+struct Raw {
+    tag: u8,
+    /// The key's slot, when the call found or made a timer.
+    slot: u32,
+    /// The deadline, `now` or count.
+    value: u64,
+}
+
+/// Calls staged before they are encoded and written: 64 KiB of [`Raw`]s.
+const STAGED: usize = 4096;
+
+/// The longest encoded record: a tag and two 9-byte varints.
+const MAX_RECORD: usize = 19;
+
+/// Room for the end record and a varint's full-width store past the last byte.
 const SLACK: usize = 64;
 
 /// The write buffer: a fixed array and a fill mark, so encoding a record is a few indexed
@@ -269,57 +319,47 @@ impl Out {
 impl<T, X: Timer<T>, W: Write> Timer<T> for Recorder<X, W> {
     #[inline(always)]
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
-        if self.stopped {
-            return self.inner.insert(deadline, payload);
-        }
         let result = self.inner.insert(deadline, payload);
-        self.buf
-            .byte(KIND_INSERT | if result.is_ok() { OUTCOME } else { 0 });
-        self.tick(deadline);
-        if let Ok(key) = &result {
-            self.buf.varint(u64::from(key.index()));
+        if !self.stopped {
+            let (tag, slot) = match &result {
+                Ok(key) => (KIND_INSERT | OUTCOME, key.index()),
+                Err(_) => (KIND_INSERT, 0),
+            };
+            self.stage(tag, slot, deadline);
         }
-        self.end_record();
         result
     }
 
     #[inline(always)]
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
-        if self.stopped {
-            return self.inner.cancel(key);
-        }
         let result = self.inner.cancel(key);
-        self.keyed(KIND_CANCEL, key, result.is_some());
-        self.end_record();
+        if !self.stopped {
+            let hit = if result.is_some() { OUTCOME } else { 0 };
+            self.stage(KIND_CANCEL | hit, key.index(), 0);
+        }
         result
     }
 
     #[inline(always)]
     fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
-        if self.stopped {
-            return self.inner.reset(key, deadline);
-        }
         let result = self.inner.reset(key, deadline);
-        self.keyed(KIND_RESET, key, result.is_ok());
-        self.tick(deadline);
-        self.end_record();
+        if !self.stopped {
+            let hit = if result.is_ok() { OUTCOME } else { 0 };
+            self.stage(KIND_RESET | hit, key.index(), deadline);
+        }
         result
     }
 
     #[inline(always)]
     fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
-        if self.stopped {
-            return self.inner.poll(now);
-        }
         let result = self.inner.poll(now);
-        self.buf
-            .byte(KIND_POLL | if result.is_some() { OUTCOME } else { 0 });
-        self.tick(now);
-        self.cursor = now;
-        if let Some(e) = &result {
-            self.buf.varint(u64::from(e.key.index()));
+        if !self.stopped {
+            let (tag, slot) = match &result {
+                Some(e) => (KIND_POLL | OUTCOME, e.key.index()),
+                None => (KIND_POLL, 0),
+            };
+            self.stage(tag, slot, now);
         }
-        self.end_record();
         result
     }
 
@@ -352,13 +392,10 @@ impl<T, X: Timer<T>, W: Write> Timer<T> for Recorder<X, W> {
     }
 
     fn drain(&mut self) -> Vec<Expired<T>> {
-        if self.stopped {
-            return self.inner.drain();
-        }
         let drained = self.inner.drain();
-        self.buf.byte(KIND_DRAIN);
-        self.buf.varint(drained.len() as u64);
-        self.end_record();
+        if !self.stopped {
+            self.stage(KIND_DRAIN, 0, drained.len() as u64);
+        }
         drained
     }
 
