@@ -676,7 +676,7 @@ fn a_trace_the_timers_disagree_with_exits_1_naming_the_call() {
     let mut r = Recorder::new(timer, Vec::new(), Duration::from_millis(1));
     r.insert(10, 0).unwrap();
     assert!(r.insert(20, 1).is_err());
-    let (_, bytes) = r.finish().unwrap();
+    let bytes = r.finish().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("capacity.trace");
     std::fs::write(&path, bytes).unwrap();

@@ -8,7 +8,8 @@
 //! The demo opens `--connections` (default 1000) loopback connections: a quarter stay busy, a
 //! quarter send half a request line and stall (closed after `--request-ms`, default 200), the
 //! rest go idle (closed after `--idle-ms`, default 500). It prints what happened and exits
-//! non-zero if an invariant broke.
+//! non-zero if an invariant broke. `--record FILE` writes every timer call of the demo to a
+//! trace (one shard); `tickwheel-loadgen replay FILE` replays it on all four implementations.
 
 #[path = "../common/client.rs"]
 mod client;
@@ -55,7 +56,13 @@ fn run() -> std::io::Result<bool> {
     }
     let n = arg("--connections").unwrap_or(1000) as usize;
     let limit = client::ensure_fds(2 * n as u64);
-    let server = server::Server::start(config)?;
+    let args: Vec<String> = std::env::args().collect();
+    let record = args
+        .iter()
+        .position(|a| a == "--record")
+        .and_then(|i| args.get(i + 1))
+        .map(std::path::PathBuf::from);
+    let server = server::Server::start_recording(config, record.as_deref())?;
     println!("line echo server on {}; {n} connections, idle {idle:?}, request {request:?}, fd limit {limit}", server.addr());
     let plan = client::Plan {
         roles: client::mix(n, true),

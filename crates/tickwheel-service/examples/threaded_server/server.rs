@@ -21,9 +21,17 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use tickwheel::trace::Recorder;
+use tickwheel::{FromOptions, HierarchicalWheel, Timer};
 use tickwheel_service::{
     Builder, Delivery, Fired, KeyError, ServiceKey, ServiceStats, TimerHandle, TimerService,
 };
+
+/// Each shard's timer: a hierarchical wheel, or one under a trace `Recorder`.
+type Shard = Box<dyn Timer<Timeout> + Send>;
+
+/// The service's tick.
+const TICK: Duration = Duration::from_millis(1);
 
 /// Server settings.
 #[derive(Clone, Copy, Debug)]
@@ -81,7 +89,7 @@ pub(crate) struct Server {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
     counters: Arc<Counters>,
-    service: TimerService<Timeout>,
+    service: TimerService<Timeout, Shard>,
     acceptor: JoinHandle<()>,
     workers: Arc<Mutex<Vec<JoinHandle<()>>>>,
 }
@@ -89,23 +97,46 @@ pub(crate) struct Server {
 impl Server {
     /// Binds 127.0.0.1 on an ephemeral port, starts the service and the accept thread.
     pub(crate) fn start(config: Config) -> io::Result<Self> {
+        Self::start_recording(config, None)
+    }
+
+    /// [`start`](Self::start), with every timer call written to the trace file `record`
+    /// (one shard then, so one trace): the shard's wheel sits under a `Recorder`, and the
+    /// trace ends when the service drops it after shutdown.
+    pub(crate) fn start_recording(
+        config: Config,
+        record: Option<&std::path::Path>,
+    ) -> io::Result<Self> {
+        let mut trace = record.map(std::fs::File::create).transpose()?;
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
         let addr = listener.local_addr()?;
         let counters = Arc::new(Counters::default());
         let c = counters.clone();
         // The callback runs on the driver thread with no lock held; it only shuts the socket
         // down, so it is quick and never blocks the timers behind it.
-        let service: TimerService<Timeout> = Builder::new()
+        let delivery = Delivery::callback(move |fired: Fired<Timeout>| {
+            let t = fired.payload;
+            let counter = match t.reason {
+                Reason::Idle => &c.closed_idle,
+                Reason::Request => &c.closed_request,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            let _ = t.stream.shutdown(Shutdown::Both);
+        });
+        let mut builder = Builder::new()
             .thread_name("server-timeouts")
-            .build(Delivery::callback(move |fired: Fired<Timeout>| {
-                let t = fired.payload;
-                let counter = match t.reason {
-                    Reason::Idle => &c.closed_idle,
-                    Reason::Request => &c.closed_request,
-                };
-                counter.fetch_add(1, Ordering::Relaxed);
-                let _ = t.stream.shutdown(Shutdown::Both);
-            }))
+            .resolution(TICK);
+        if trace.is_some() {
+            builder = builder.shards(1);
+        }
+        let service = builder
+            .build_with(delivery, |options| {
+                let wheel = HierarchicalWheel::from_options(options)?;
+                Ok(match trace.take() {
+                    Some(file) => Box::new(Recorder::new(wheel, file, TICK)) as Shard,
+                    None => Box::new(wheel) as Shard,
+                })
+            })
             .map_err(io::Error::other)?;
         let stop = Arc::new(AtomicBool::new(false));
         let workers = Arc::new(Mutex::new(Vec::new()));
@@ -180,7 +211,7 @@ fn accept_loop(
     stop: &AtomicBool,
     counters: &Arc<Counters>,
     workers: &Mutex<Vec<JoinHandle<()>>>,
-    timers: &TimerHandle<Timeout>,
+    timers: &TimerHandle<Timeout, Shard>,
     config: Config,
 ) {
     for stream in listener.incoming() {
@@ -215,7 +246,7 @@ fn accept_loop(
 /// Serves one connection: echo each complete line, under an idle and a request timeout.
 fn connection(
     stream: Arc<TcpStream>,
-    timers: &TimerHandle<Timeout>,
+    timers: &TimerHandle<Timeout, Shard>,
     counters: &Counters,
     config: Config,
 ) {
@@ -278,7 +309,7 @@ fn connection(
 }
 
 /// Cancels the connection's timers that are still pending, so none outlives it.
-fn finish(idle: ServiceKey, request: Option<ServiceKey>, timers: &TimerHandle<Timeout>) {
+fn finish(idle: ServiceKey, request: Option<ServiceKey>, timers: &TimerHandle<Timeout, Shard>) {
     let _ = timers.cancel(idle);
     if let Some(key) = request {
         let _ = timers.cancel(key);

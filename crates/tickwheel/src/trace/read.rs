@@ -94,7 +94,7 @@ impl std::error::Error for TraceError {
 ///
 /// let mut r = Recorder::new(HashedWheel::new(), Vec::new(), Duration::from_micros(100));
 /// r.insert(7, ()).unwrap();
-/// let (_, bytes) = r.finish().unwrap();
+/// let bytes = r.finish().unwrap();
 /// let trace = TraceReader::new(&bytes[..]).unwrap();
 /// assert_eq!(trace.header().tick, Duration::from_micros(100));
 /// assert_eq!(trace.count(), 1);
@@ -180,7 +180,7 @@ impl<R: Read> TraceReader<R> {
     ///     tickwheel::IndexedHeap::<()>::from_options(tickwheel::Options::new().start(9)).unwrap(),
     ///     Vec::new(), Duration::from_millis(1));
     /// # use tickwheel::FromOptions;
-    /// let (_, bytes) = r.finish().unwrap();
+    /// let bytes = r.finish().unwrap();
     /// assert_eq!(tickwheel::trace::TraceReader::new(&bytes[..]).unwrap().header().start, 9);
     /// ```
     pub fn header(&self) -> TraceHeader {
@@ -195,7 +195,7 @@ impl<R: Read> TraceReader<R> {
     /// let mut r = tickwheel::trace::Recorder::new(
     ///     tickwheel::LazyHeap::new(), Vec::new(), Duration::from_millis(1));
     /// r.insert(3, ()).unwrap();
-    /// let (_, bytes) = r.finish().unwrap();
+    /// let bytes = r.finish().unwrap();
     /// let mut trace = tickwheel::trace::TraceReader::new(&bytes[..]).unwrap();
     /// trace.next();
     /// assert_eq!(trace.ids_issued(), 1);

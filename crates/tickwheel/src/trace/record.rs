@@ -26,7 +26,7 @@ use crate::{Expired, InsertError, StaleKeyError, Stats, Tick, Timer, TimerKey};
 /// let b = timer.insert(5, "request").unwrap();
 /// timer.cancel(b);
 /// assert_eq!(timer.poll(30).map(|e| e.payload), Some("idle"));
-/// let (_wheel, bytes) = timer.finish().unwrap();
+/// let bytes = timer.finish().unwrap();
 ///
 /// let mut trace = TraceReader::new(&bytes[..]).unwrap();
 /// assert_eq!(trace.header().start, 0);
@@ -35,10 +35,10 @@ use crate::{Expired, InsertError, StaleKeyError, Stats, Tick, Timer, TimerKey};
 /// assert_eq!(ops[3], TraceOp::Poll { now: 30, fired: Fired::Id(0) });
 /// # let _ = a;
 /// ```
-#[must_use = "a recorder writes its end record only in `finish`"]
 pub struct Recorder<X, W: Write> {
     inner: X,
-    sink: W,
+    /// `None` once [`finish`](Self::finish) took it.
+    sink: Option<W>,
     /// Calls not encoded yet: the hot path stores 16 bytes and moves on.
     staged: Box<[Raw]>,
     staged_len: usize,
@@ -79,7 +79,7 @@ impl<X, W: Write> Recorder<X, W> {
         debug_assert_eq!(buf.len, HEADER_LEN);
         Self {
             inner: timer,
-            sink,
+            sink: Some(sink),
             staged: vec![Raw::default(); STAGED].into_boxed_slice(),
             staged_len: 0,
             buf,
@@ -148,8 +148,8 @@ impl<X, W: Write> Recorder<X, W> {
     /// r.insert(5, ()).unwrap();
     /// r.stop().unwrap();
     /// r.insert(6, ()).unwrap(); // not recorded
-    /// let (timer, bytes) = r.finish().unwrap();
-    /// assert_eq!(timer.len(), 2);
+    /// assert_eq!(r.len(), 2);
+    /// let bytes = r.finish().unwrap();
     /// assert_eq!(tickwheel::trace::TraceReader::new(&bytes[..]).unwrap().count(), 1);
     /// ```
     pub fn stop(&mut self) -> io::Result<()> {
@@ -168,13 +168,18 @@ impl<X, W: Write> Recorder<X, W> {
         self.buf.varint(self.records);
         self.sum.bytes(self.buf.as_slice());
         self.buf.extend(&self.sum.value().to_le_bytes());
-        self.sink.write_all(self.buf.as_slice())?;
+        let Some(sink) = self.sink.as_mut() else {
+            return Ok(());
+        };
+        sink.write_all(self.buf.as_slice())?;
         self.buf = Out::new(0);
         self.staged = Box::new([]);
-        self.sink.flush()
+        sink.flush()
     }
 
-    /// [`stop`](Self::stop)s, then returns the timer and the sink.
+    /// [`stop`](Self::stop)s, then returns the sink. (Dropping a recorder stops it too, but
+    /// can report no error: a failed last write then leaves a trace without its end record,
+    /// which readers refuse as truncated.)
     ///
     /// # Errors
     /// As [`stop`](Self::stop).
@@ -183,12 +188,14 @@ impl<X, W: Write> Recorder<X, W> {
     /// use std::time::Duration;
     /// let r = tickwheel::trace::Recorder::new(
     ///     tickwheel::IndexedHeap::<()>::new(), Vec::new(), Duration::from_millis(1));
-    /// let (_timer, bytes) = r.finish().unwrap();
+    /// let bytes = r.finish().unwrap();
     /// assert_eq!(bytes.len(), tickwheel::trace::HEADER_LEN + 2 + 8);
     /// ```
-    pub fn finish(mut self) -> io::Result<(X, W)> {
+    pub fn finish(mut self) -> io::Result<W> {
         self.stop()?;
-        Ok((self.inner, self.sink))
+        self.sink
+            .take()
+            .ok_or_else(|| io::Error::other("the trace's sink was already taken"))
     }
 
     /// Stores one call for encoding; encodes and writes out every [`STAGED`] calls.
@@ -208,7 +215,7 @@ impl<X, W: Write> Recorder<X, W> {
         self.encode_staged();
         self.sum.bytes(self.buf.as_slice());
         if self.error.is_none() {
-            if let Err(e) = self.sink.write_all(self.buf.as_slice()) {
+            if let Some(Err(e)) = self.sink.as_mut().map(|s| s.write_all(self.buf.as_slice())) {
                 self.error = Some(e);
             }
         }
@@ -313,6 +320,13 @@ impl Out {
 
     fn as_slice(&self) -> &[u8] {
         &self.bytes[..self.len]
+    }
+}
+
+impl<X, W: Write> Drop for Recorder<X, W> {
+    fn drop(&mut self) {
+        // Best effort: see `finish`.
+        let _ = self.stop();
     }
 }
 

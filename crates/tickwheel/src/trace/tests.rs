@@ -88,7 +88,7 @@ fn record(calls: &[Call]) -> (Vec<u8>, Vec<TraceOp>) {
     }
     let count = r.drain().len() as u64;
     want.push(TraceOp::Drain { count });
-    let (_, bytes) = r.finish().unwrap();
+    let bytes = r.finish().unwrap();
     (bytes, want)
 }
 
