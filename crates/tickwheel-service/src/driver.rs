@@ -105,19 +105,14 @@ impl<T, X: Timer<T>> Driver<T, X> {
             let batch = &mut self.batch;
             // A panic inside the timer fails this shard (see `Shard::guarded`); what it handed
             // out before is delivered, and the other shards go on.
-            let polled = catch_unwind(AssertUnwindSafe(|| {
-                shard.guarded(|timer| {
-                    while batch.len() - before < BATCH {
-                        match timer.poll(tick) {
-                            Some(expired) => batch.push((i, expired)),
-                            None => break,
-                        }
+            let _ = shard.caught(&shared.timer_panics, |timer| {
+                while batch.len() - before < BATCH {
+                    match timer.poll(tick) {
+                        Some(expired) => batch.push((i, expired)),
+                        None => break,
                     }
-                });
-            }));
-            if polled.is_err() {
-                shared.timer_panics.fetch_add(1, Ordering::Relaxed);
-            }
+                }
+            });
             let taken = self.batch.len() - before;
             shard.counters.fired += taken as u64;
             more_due |= taken == BATCH;

@@ -63,6 +63,20 @@ impl<X> Shard<X> {
         result
     }
 
+    /// [`guarded`](Self::guarded), with a panic caught instead of unwinding further: it is
+    /// counted in `panics`, the shard is failed, and the answer is `None`.
+    pub(crate) fn caught<R>(
+        &mut self,
+        panics: &AtomicU64,
+        f: impl FnOnce(&mut X) -> R,
+    ) -> Option<R> {
+        let result = catch_unwind(AssertUnwindSafe(|| self.guarded(f)));
+        if result.is_err() {
+            panics.fetch_add(1, Ordering::Relaxed);
+        }
+        result.ok()
+    }
+
     /// Whether the timer may be called: neither shut down nor failed.
     #[inline(always)]
     pub(crate) fn usable(&self) -> bool {
@@ -254,10 +268,7 @@ impl<T, X: Timer<T>> Shared<T, X> {
         for shard in self.shards.iter() {
             let mut shard = shard.0.lock();
             if shard.usable() {
-                let caught = catch_unwind(AssertUnwindSafe(|| shard.guarded(&mut f)));
-                if caught.is_err() {
-                    self.timer_panics.fetch_add(1, Ordering::Relaxed);
-                }
+                let _ = shard.caught(&self.timer_panics, &mut f);
             }
         }
     }
@@ -301,15 +312,10 @@ impl<T, X: Timer<T>> Shared<T, X> {
             }
             shard.closed = true;
             // A failed shard's timer is tried once more: what it hands back is recovered.
-            match catch_unwind(AssertUnwindSafe(|| shard.guarded(|timer| timer.drain()))) {
-                Ok(taken) => {
-                    shard.counters.drained += taken.len() as u64;
-                    drop(shard);
-                    drained.extend(taken.into_iter().map(|e| (i, e)));
-                }
-                Err(_) => {
-                    self.timer_panics.fetch_add(1, Ordering::Relaxed);
-                }
+            if let Some(taken) = shard.caught(&self.timer_panics, |timer| timer.drain()) {
+                shard.counters.drained += taken.len() as u64;
+                drop(shard);
+                drained.extend(taken.into_iter().map(|e| (i, e)));
             }
         }
         self.stopping.store(true, Ordering::Release);
@@ -341,18 +347,15 @@ impl<T, X: Timer<T>> Shared<T, X> {
             if shard.failed {
                 failed_shards += 1;
             } else if !shard.closed {
-                let caught = catch_unwind(AssertUnwindSafe(|| {
-                    shard.guarded(|timer| (timer.len(), timer.allocated_bytes()))
-                }));
-                match caught {
-                    Ok((len, bytes)) => {
+                let sizes = shard.caught(&self.timer_panics, |timer| {
+                    (timer.len(), timer.allocated_bytes())
+                });
+                match sizes {
+                    Some((len, bytes)) => {
                         pending += len as u64;
                         allocated_bytes += bytes;
                     }
-                    Err(_) => {
-                        self.timer_panics.fetch_add(1, Ordering::Relaxed);
-                        failed_shards += 1;
-                    }
+                    None => failed_shards += 1,
                 }
             }
             c.scheduled += shard.counters.scheduled;
