@@ -41,7 +41,8 @@ pub(crate) enum Command {
     /// Replay a trace of timer calls (from `compare --record`, or a server that wrapped its
     /// timer in tickwheel's `trace::Recorder`) on each implementation, in order, on the
     /// trace's own time; check that each returns what the recorded timer returned (exit 1 at
-    /// the first difference, naming the call), and print what each call cost.
+    /// the first difference, naming the call); then write the same reports as `compare`, which
+    /// `diff` compares with another replay of the same trace.
     Replay {
         /// The trace file.
         trace: PathBuf,
@@ -56,6 +57,9 @@ pub(crate) enum Command {
         /// over) or `ticks` (poll tick minus deadline tick).
         #[arg(long, value_enum, default_value_t = LatenessArg::Loop)]
         lateness: LatenessArg,
+        /// Where the reports go, and the lines that fail the replay.
+        #[command(flatten)]
+        report: ReportArgs,
     },
     /// Compare two report.json files: both values and their ratio per implementation and
     /// metric, marking regressions beyond the tolerance (exit 1 when there is one).
@@ -157,14 +161,22 @@ pub(crate) struct LoadArgs {
     /// Most producer threads for --service [default: the number of cores].
     #[arg(long)]
     pub(crate) threads: Option<usize>,
-    /// Directory for report.json, *.hgrm, *.hlog, lateness.svg and cost.svg.
-    #[arg(long, default_value = "tickwheel-report")]
-    pub(crate) out: PathBuf,
     /// Virtual clock only: also write each implementation's first repetition as a trace of
     /// its timer calls, `DIR/<timer>.trace`, for `replay` (that repetition's costs include the
     /// recording).
     #[arg(long, value_name = "DIR")]
     pub(crate) record: Option<PathBuf>,
+    /// Where the reports go, and the lines that fail the run.
+    #[command(flatten)]
+    pub(crate) report: ReportArgs,
+}
+
+/// Options of every command that writes reports: `run`, `compare` and `replay`.
+#[derive(Clone, Debug, clap::Args)]
+pub(crate) struct ReportArgs {
+    /// Directory for report.json, *.hgrm, *.hlog, lateness.svg and cost.svg.
+    #[arg(long, default_value = "tickwheel-report")]
+    pub(crate) out: PathBuf,
     /// Fail (exit 1) when a lateness percentile crosses a line, e.g. `p99.9=5ms`. Percentiles:
     /// p50, p90, p99, p99.9, p99.99, max. Repeatable. Virtual-clock lateness is ticks × tick.
     #[arg(long, value_name = "PCT=DURATION")]

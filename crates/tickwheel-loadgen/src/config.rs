@@ -284,8 +284,8 @@ impl Config {
             }
             check_writable(dir)?;
         }
-        let thresholds = Thresholds::parse(&args.max_lateness, &args.max_cost)?;
-        check_writable(&args.out)?;
+        let thresholds = Thresholds::parse(&args.report.max_lateness, &args.report.max_cost)?;
+        check_writable(&args.report.out)?;
         Ok(Self {
             command,
             kinds,
@@ -303,7 +303,7 @@ impl Config {
                 herd: profile.is_some_and(|p| p.herd),
             },
             profile: args.profile.map(Profile::name),
-            out: args.out.clone(),
+            out: args.report.out.clone(),
             thresholds,
             progress,
             service,
@@ -334,7 +334,7 @@ pub(crate) fn nanos(d: Duration) -> u64 {
 
 /// Creates `dir` if needed and proves a file can be written there, so an unwritable `--out`
 /// fails before the run rather than after a minute of load.
-fn check_writable(dir: &PathBuf) -> Result<(), Error> {
+pub(crate) fn check_writable(dir: &PathBuf) -> Result<(), Error> {
     fs::create_dir_all(dir).map_err(|e| Error::io("creating --out directory", dir, e))?;
     let probe = dir.join(".tickwheel-loadgen-write-test");
     fs::write(&probe, b"ok").map_err(|e| Error::io("writing to --out directory", dir, e))?;

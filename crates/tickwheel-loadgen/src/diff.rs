@@ -35,13 +35,17 @@
 //! than [`MIN_TAIL_SAMPLES`] samples (the lateness max always, and p99.99 of a run with fewer
 //! than 100,000 fires); counts on the real clock, where they follow the machine's timing.
 //!
-//! Two reports compare only when their workloads agree (every knob, the lateness view and the
-//! handler cost included) and they were taken on the same clock; otherwise `diff` exits 2.
+//! Two reports compare only when their workloads agree (every knob, the lateness view, the
+//! handler cost and the profile included; for `replay` reports, the trace: its length, record
+//! count, start tick and checksum) and they were taken on the same clock; otherwise `diff`
+//! exits 2.
 
 use std::fmt::Write as _;
 
 use crate::error::Error;
-use crate::report::json::{median_f64, CostJson, CostsJson, RepetitionJson, Report, ResultJson};
+use crate::report::json::{
+    median_f64, CostJson, CostsJson, RepetitionJson, Report, ResultJson, TraceJson,
+};
 use crate::report::table::{fine_ns, human_ns};
 
 /// The default `--tolerance`: see the module docs.
@@ -217,6 +221,7 @@ fn exact(r: &ResultJson) -> Vec<(&'static str, u64)> {
         ("idle_fired", r.idle_fired),
         ("request_fired", r.request_fired),
         ("late_responses", r.late_responses),
+        ("drained", r.drained),
         ("early_fires", r.early_fires),
         ("overdue_at_end", r.overdue_at_end),
         ("pending_at_end", r.pending_at_end),
@@ -274,6 +279,26 @@ pub(crate) fn comparable(baseline: &Report, current: &Report) -> Result<(), Erro
         b.handler_cost_ns.to_string(),
         c.handler_cost_ns.to_string(),
     );
+    check("herd", b.herd.to_string(), c.herd.to_string());
+    check(
+        "profile",
+        format!("{:?}", b.profile),
+        format!("{:?}", c.profile),
+    );
+    let trace = |t: &Option<TraceJson>| match t {
+        Some(t) => format!(
+            "trace {} ({} bytes, {} records, checksum {})",
+            t.file, t.bytes, t.records, t.checksum
+        ),
+        None => "no trace".into(),
+    };
+    let identity = |t: &Option<TraceJson>| {
+        t.as_ref()
+            .map(|t| (t.bytes, t.records, t.checksum.clone(), t.start_tick))
+    };
+    if identity(&b.trace) != identity(&c.trace) {
+        differ.push(format!("{} vs {}", trace(&b.trace), trace(&c.trace)));
+    }
     if differ.is_empty() {
         Ok(())
     } else {

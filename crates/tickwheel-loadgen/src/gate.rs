@@ -2,7 +2,8 @@
 //!
 //! A run fails (exit 1) when any of these holds; the table lists each failure:
 //! - a timer fired early (always checked);
-//! - the accounting does not balance: scheduled ≠ fired + cancelled + overdue + pending (always);
+//! - the accounting does not balance: scheduled ≠ fired + cancelled + drained + overdue +
+//!   pending (always);
 //! - on the virtual clock, implementations or repetitions disagree on scheduled / cancelled /
 //!   reset / fired counts for the same seed (always);
 //! - a `--max-lateness PCT=DURATION` or `--max-cost OP.STAT=DURATION` line is crossed (by the
@@ -166,10 +167,10 @@ pub(crate) fn failures(report: &Report, thresholds: &Thresholds) -> Vec<String> 
                 r.early_fires
             ));
         }
-        let ended = r.fired + r.cancelled + r.overdue_at_end + r.pending_at_end;
+        let ended = r.fired + r.cancelled + r.drained + r.overdue_at_end + r.pending_at_end;
         if r.scheduled != ended {
             out.push(format!(
-                "{}: scheduled {} != fired + cancelled + overdue + pending = {ended}",
+                "{}: scheduled {} != fired + cancelled + drained + overdue + pending = {ended}",
                 r.label(),
                 r.scheduled
             ));

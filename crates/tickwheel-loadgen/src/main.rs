@@ -84,7 +84,8 @@ fn run(args: Args) -> Result<u8, Error> {
             timers,
             repeat,
             lateness,
-        } => return replay(&trace, timers, repeat, lateness),
+            report,
+        } => return replay(&trace, timers, repeat, lateness, &report),
         Command::Diff {
             baseline,
             current,
@@ -119,12 +120,14 @@ fn diff(
     Ok(u8::from(judged.regressed()))
 }
 
-/// `replay`: every chosen implementation `repeat` times, interleaved; prints the table.
+/// `replay`: every chosen implementation `repeat` times, interleaved; writes the reports and
+/// prints the table, as `compare` does.
 fn replay(
     trace: &std::path::Path,
     timers: Vec<Kind>,
     repeat: u32,
     lateness: args::LatenessArg,
+    args: &args::ReportArgs,
 ) -> Result<u8, Error> {
     if !(1..=config::MAX_REPEAT).contains(&repeat) {
         return Err(Error::Input(format!(
@@ -141,31 +144,44 @@ fn replay(
     } else {
         timers
     };
+    let thresholds = gate::Thresholds::parse(&args.max_lateness, &args.max_cost)?;
     // A corrupt trace is refused whole (exit 2) before any replay could report a divergence.
-    replay::validate(trace)?;
+    let checked = replay::validate(trace)?;
+    config::check_writable(&args.out)?;
     let clock = CallClock::new();
-    let mut runs: Vec<Vec<replay::Replayed>> = kinds.iter().map(|_| Vec::new()).collect();
+    let mut runs: Vec<Vec<Outcome>> = kinds.iter().map(|_| Vec::new()).collect();
     for _ in 0..repeat {
         for (&kind, reps) in kinds.iter().zip(&mut runs) {
+            let c = &checked;
             reps.push(match kind {
-                Kind::Hashed => replay::replay::<HashedWheel<u64>>(trace, view, &clock)?,
+                Kind::Hashed => replay::replay::<HashedWheel<u64>>(trace, c, view, &clock)?,
                 Kind::Hierarchical => {
-                    replay::replay::<HierarchicalWheel<u64>>(trace, view, &clock)?
+                    replay::replay::<HierarchicalWheel<u64>>(trace, c, view, &clock)?
                 }
-                Kind::IndexedHeap => replay::replay::<IndexedHeap<u64>>(trace, view, &clock)?,
-                Kind::LazyHeap => replay::replay::<LazyHeap<u64>>(trace, view, &clock)?,
+                Kind::IndexedHeap => replay::replay::<IndexedHeap<u64>>(trace, c, view, &clock)?,
+                Kind::LazyHeap => replay::replay::<LazyHeap<u64>>(trace, c, view, &clock)?,
             });
         }
     }
-    let shown: Vec<replay::Replayed> = runs
-        .into_iter()
-        .map(|mut reps| {
-            reps.sort_by_key(|r| r.wall);
-            reps.swap_remove((reps.len() - 1) / 2)
-        })
-        .collect();
-    print!("{}", replay::render(trace, &shown, view));
-    Ok(0)
+    let workload = report::json::WorkloadJson {
+        connections: 0,
+        rate: 0.0,
+        duration_secs: checked.run_time().as_secs_f64(),
+        idle_timeout_secs: 0.0,
+        request_timeout_secs: 0.0,
+        slow_fraction: 0.0,
+        tick_ns: checked.header.tick_nanos(),
+        seed: 0,
+        lateness: view.name().into(),
+        handler_cost_ns: 0,
+        herd: false,
+        profile: None,
+        trace: Some(checked.json.clone()),
+    };
+    let runs = representatives(runs);
+    let mut report = Report::assemble("replay", "virtual", workload, repeat, &runs, &clock);
+    finish(&mut report, &thresholds, &runs, &args.out)?;
+    Ok(u8::from(!report.passed))
 }
 
 /// `compare --profile all`: each profile in turn, its reports in `OUT/<profile>/`, then one
@@ -176,7 +192,7 @@ fn every_profile(args: &args::LoadArgs, progress: bool) -> Result<u8, Error> {
     for p in profile::Profile::EACH {
         let mut one = args.clone();
         one.profile = Some(p);
-        one.out = args.out.join(p.name());
+        one.report.out = args.report.out.join(p.name());
         let config = Config::new("compare", Kind::ALL.to_vec(), &one, progress)?;
         println!("== profile {}", p.name());
         let report = load_report(&config)?;
@@ -238,24 +254,39 @@ fn load_report(config: &Config) -> Result<Report, Error> {
             reps.push(outcome);
         }
     }
-    // Each implementation's files hold its representative repetition: the median by ops/s.
-    let runs: Vec<(Vec<Outcome>, usize)> = runs
-        .into_iter()
+    let runs = representatives(runs);
+    let mut report = Report::new(config, &runs, &clock);
+    finish(&mut report, &config.thresholds, &runs, &config.out)?;
+    Ok(report)
+}
+
+/// Each implementation's repetitions, and its representative one, whose histograms the files
+/// hold: the median by ops/s.
+fn representatives(runs: Vec<Vec<Outcome>>) -> Vec<(Vec<Outcome>, usize)> {
+    runs.into_iter()
         .map(|reps| {
             let mut order: Vec<usize> = (0..reps.len()).collect();
             order.sort_by(|&a, &b| reps[a].ops_per_sec().total_cmp(&reps[b].ops_per_sec()));
             let representative = order[(order.len() - 1) / 2];
             (reps, representative)
         })
-        .collect();
-    let mut report = Report::new(config, &runs, &clock);
-    report.failures = gate::failures(&report, &config.thresholds);
+        .collect()
+}
+
+/// Gates `report`, writes every report file into `out` and prints the table.
+fn finish(
+    report: &mut Report,
+    thresholds: &gate::Thresholds,
+    runs: &[(Vec<Outcome>, usize)],
+    out: &std::path::Path,
+) -> Result<(), Error> {
+    report.failures = gate::failures(report, thresholds);
     report.passed = report.failures.is_empty();
     let shown: Vec<&Outcome> = runs.iter().map(|(reps, i)| &reps[*i]).collect();
-    report::write_all(&config.out, &report, &shown)?;
-    print!("{}", report::table::render(&report));
-    println!("reports: {}", config.out.display());
-    Ok(report)
+    report::write_all(out, report, &shown)?;
+    print!("{}", report::table::render(report));
+    println!("reports: {}", out.display());
+    Ok(())
 }
 
 /// Builds one implementation (its concrete type, so the hot loop is monomorphized) and drives

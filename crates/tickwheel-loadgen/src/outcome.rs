@@ -37,6 +37,8 @@ pub(crate) struct Outcome {
     pub(crate) idle_fired: u64,
     /// Of `fired`: request timeouts.
     pub(crate) request_fired: u64,
+    /// Timers a `drain` handed back unfired (a replayed trace's drains; 0 otherwise).
+    pub(crate) drained: u64,
     /// Fires before the deadline (must be 0).
     pub(crate) early_fires: u64,
     /// Timers due by the end of the run that had not fired (recorded, never dropped).

@@ -11,41 +11,49 @@
 //! firing nothing or exactly the recorded timer, a drain's count. The first difference ends
 //! the replay with exit 1, naming the call and its byte offset: one of the two timers broke
 //! the contract (a correct timer's answers follow from the calls alone).
+//!
+//! A replay ends as a `compare` run does: the timers due at the last `now` that the trace
+//! never polled count as overdue, the [cost runs](crate::cost_runs) time each operation on the
+//! final state (their request and idle deadlines are the median delays of the trace's inserts
+//! and resets), and what is left counts as pending. Its [`Outcome`] goes into the same reports.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use tickwheel::trace::{Fired, TraceHeader, TraceOp, TraceReader};
-use tickwheel::{FromOptions, Options, Timer, TimerKey};
+use tickwheel::{FromOptions, Options, Tick, Timer, TimerKey};
 
-use crate::config::LatenessView;
+use crate::config::{Clock, LatenessView};
 use crate::counter::CallClock;
 use crate::error::Error;
-use crate::measure::{Calls, Hist, Op, Probe};
-
-/// Lateness histograms reach this far (ns): an hour.
-const LATENESS_MAX_NS: u64 = 3_600_000_000_000;
+use crate::measure::{Hist, Intervals, Probe, LATENESS_MAX};
+use crate::outcome::Outcome;
+use crate::report::json::TraceJson;
 
 /// A key no timer ever issues (generation 0), for calls whose key the trace did not know.
 const STALE: TimerKey = TimerKey::from_u64(0);
 
-/// What one implementation's replay of a trace produced.
-pub(crate) struct Replayed {
-    pub(crate) timer: &'static str,
+/// Delays of inserts and resets are kept up to this many ticks (longer ones count as this).
+const DELAY_MAX: u64 = 1 << 40;
+
+/// What reading a whole trace found: its identity and its span.
+#[derive(Clone, Debug)]
+pub(crate) struct Checked {
     pub(crate) header: TraceHeader,
-    /// Records replayed.
-    pub(crate) records: u64,
-    pub(crate) calls: Calls,
-    /// Cost per call, ns, indexed by [`Op`].
-    pub(crate) cost: [Hist; 5],
-    /// Lateness of every fire, ns.
-    pub(crate) lateness: Hist,
-    pub(crate) peak_live: usize,
-    pub(crate) allocated_at_peak: usize,
-    /// Wall-clock time of the replay.
-    pub(crate) wall: Duration,
+    /// For the report: the file, its length, record count and checksum.
+    pub(crate) json: TraceJson,
+    /// The latest `now` any poll passed (the start tick when none did).
+    pub(crate) last_now: Tick,
+}
+
+impl Checked {
+    /// The trace's span: from its start tick to its last poll.
+    pub(crate) fn run_time(&self) -> Duration {
+        let ticks = self.last_now.saturating_sub(self.header.start);
+        Duration::from_nanos(ticks.saturating_mul(self.header.tick_nanos()))
+    }
 }
 
 fn open(path: &Path) -> Result<TraceReader<File>, Error> {
@@ -57,38 +65,74 @@ fn open(path: &Path) -> Result<TraceReader<File>, Error> {
 ///
 /// # Errors
 /// [`Error::Input`] naming the path and the byte offset of the first problem.
-pub(crate) fn validate(path: &Path) -> Result<(), Error> {
-    for item in open(path)? {
-        item.map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+pub(crate) fn validate(path: &Path) -> Result<Checked, Error> {
+    let mut trace = open(path)?;
+    let header = trace.header();
+    let mut last_now = header.start;
+    let mut records = 0u64;
+    for item in trace.by_ref() {
+        let (_, op) = item.map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+        if let TraceOp::Poll { now, .. } = op {
+            last_now = last_now.max(now);
+        }
+        records += 1;
     }
-    Ok(())
+    let checksum = trace
+        .checksum()
+        .ok_or_else(|| Error::Input(format!("{}: the trace has no end record", path.display())))?;
+    let bytes = std::fs::metadata(path)
+        .map_err(|e| Error::io("reading", path, e))?
+        .len();
+    Ok(Checked {
+        header,
+        json: TraceJson {
+            file: path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into(),
+            ),
+            bytes,
+            records,
+            checksum: format!("{checksum:016x}"),
+            start_tick: header.start,
+        },
+        last_now,
+    })
 }
 
-/// Replays the trace at `path` on a fresh `X`.
+/// Replays the trace at `path`, already [validated](validate) as `checked`, on a fresh `X`.
 ///
 /// # Errors
 /// [`Error::Input`] for a trace that cannot be read (naming the byte offset);
-/// [`Error::Contract`] at the first call whose outcome differs from the record.
+/// [`Error::Contract`] at the first call whose outcome differs from the record, or when the
+/// cost runs find the timer broken.
 pub(crate) fn replay<X: Timer<u64> + FromOptions>(
     path: &Path,
+    checked: &Checked,
     view: LatenessView,
     clock: &CallClock,
-) -> Result<Replayed, Error> {
+) -> Result<Outcome, Error> {
     let wall = Instant::now();
+    let started = SystemTime::now();
+    crate::measure::reset_peak_rss();
     let mut trace = open(path)?;
     let header = trace.header();
     let tick_ns = header.tick_nanos();
+    let run_time = checked.run_time();
     let timer = X::from_options(Options::new().start(header.start))
         .map_err(|e| Error::Input(e.to_string()))?;
     let name = timer.name();
-    let mut probe = Probe::new(timer, clock.clone(), Duration::ZERO);
-    let mut lateness = Hist::new(LATENESS_MAX_NS);
+    let mut probe = Probe::new(timer, clock.clone(), run_time);
+    let mut lateness = Hist::new(LATENESS_MAX);
+    let mut lateness_intervals = Intervals::for_run(LATENESS_MAX, run_time);
     let mut keys: HashMap<u64, TimerKey> = HashMap::new();
     let mut next_id = 0u64;
     let (mut peak_live, mut allocated_at_peak) = (0, 0);
+    let (mut insert_delay, mut reset_delay) = (Hist::new(DELAY_MAX), Hist::new(DELAY_MAX));
+    let mut drained = 0u64;
+    // The trace's time: the latest poll's now.
+    let mut cursor = header.start;
     // The loop's clock, ns since tick 0: busy with every call's cost, never behind a poll's now.
     let mut free_ns = header.start.saturating_mul(tick_ns);
-    let mut records = 0u64;
     let diverged = |offset: u64, op: &TraceOp, got: String| {
         Error::Contract(format!(
             "{}: replay diverged at the record at byte {offset}: recorded {op:?}, {name} {got}",
@@ -99,6 +143,7 @@ pub(crate) fn replay<X: Timer<u64> + FromOptions>(
         let (offset, op) = item.map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
         match op {
             TraceOp::Insert { deadline, accepted } => {
+                insert_delay.record(deadline.saturating_sub(cursor));
                 match (probe.insert(deadline, next_id), accepted) {
                     (Ok(key), true) => {
                         keys.insert(next_id, key);
@@ -130,6 +175,7 @@ pub(crate) fn replay<X: Timer<u64> + FromOptions>(
                 }
             }
             TraceOp::Reset { id, deadline, ok } => {
+                reset_delay.record(deadline.saturating_sub(cursor));
                 let key = id.and_then(|i| keys.get(&i).copied()).unwrap_or(STALE);
                 let got = probe.reset(key, deadline);
                 if got.is_ok() != ok {
@@ -137,6 +183,12 @@ pub(crate) fn replay<X: Timer<u64> + FromOptions>(
                 }
             }
             TraceOp::Poll { now, fired } => {
+                cursor = cursor.max(now);
+                let at = Duration::from_nanos(
+                    cursor.saturating_sub(header.start).saturating_mul(tick_ns),
+                );
+                lateness_intervals.advance(at);
+                probe.cost_intervals.advance(at);
                 free_ns = free_ns.max(now.saturating_mul(tick_ns));
                 let got = probe.poll(now);
                 free_ns = free_ns.saturating_add(probe.take_spent_ns());
@@ -144,6 +196,9 @@ pub(crate) fn replay<X: Timer<u64> + FromOptions>(
                     (None, Fired::Nothing) => {}
                     (Some(e), Fired::Id(i)) if e.payload == i => {
                         keys.remove(&i);
+                        if e.deadline > now {
+                            return Err(diverged(offset, &op, "fired it early".into()));
+                        }
                         let late = match view {
                             LatenessView::Loop => {
                                 free_ns.saturating_sub(e.deadline.saturating_mul(tick_ns))
@@ -152,10 +207,8 @@ pub(crate) fn replay<X: Timer<u64> + FromOptions>(
                                 now.saturating_sub(e.deadline).saturating_mul(tick_ns)
                             }
                         };
-                        if e.deadline > now {
-                            return Err(diverged(offset, &op, "fired it early".into()));
-                        }
                         lateness.record(late);
+                        lateness_intervals.record(late);
                     }
                     _ => {
                         let got = got.map(|e| format!("timer {}", e.payload));
@@ -169,87 +222,64 @@ pub(crate) fn replay<X: Timer<u64> + FromOptions>(
                 if got != count {
                     return Err(diverged(offset, &op, format!("handed back {got}")));
                 }
+                drained += got;
             }
         }
         free_ns = free_ns.saturating_add(probe.take_spent_ns());
-        records += 1;
     }
-    Ok(Replayed {
-        timer: name,
-        header,
-        records,
-        calls: probe.calls,
-        cost: probe.cost,
-        lateness,
-        peak_live,
-        allocated_at_peak,
-        wall: wall.elapsed(),
-    })
-}
-
-/// The table `replay` prints: one row per implementation.
-pub(crate) fn render(path: &Path, runs: &[Replayed], view: LatenessView) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let Some(first) = runs.first() else {
-        return out;
+    let stats = probe.timer().stats();
+    let busy = probe.estimated_busy();
+    let calls = probe.calls;
+    // What the trace left due but never polled is overdue; the cost runs need nothing due.
+    let mut overdue_at_end = 0u64;
+    while let Some(e) = probe.timer_mut().poll(cursor) {
+        if e.deadline > cursor {
+            return Err(Error::Contract(format!(
+                "{name} fired timer {} (deadline {}) early at the trace's end, tick {cursor}",
+                e.payload, e.deadline
+            )));
+        }
+        overdue_at_end += 1;
+    }
+    let request = insert_delay.quantile(0.5);
+    let idle = if reset_delay.count() > 0 {
+        reset_delay.quantile(0.5)
+    } else {
+        request
     };
-    let _ = writeln!(
-        out,
-        "trace {}: {} records, tick {:?}, start tick {}; every implementation returned what the recorded timer did",
-        path.display(),
-        first.records,
-        first.header.tick,
-        first.header.start
-    );
-    let _ = writeln!(
-        out,
-        "{:<13} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11} {:>9}",
-        "timer",
-        "inserted",
-        "cancelled",
-        "reset",
-        "fired",
-        "ins p50",
-        "can p50",
-        "res p50",
-        "fire p50",
-        "late p99.9",
-        "late max",
-        "B/timer"
-    );
-    let ns = |h: &Hist| format!("{}ns", h.quantile(0.5));
-    for r in runs {
-        let c = &r.calls;
-        let _ = writeln!(
-            out,
-            "{:<13} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11} {:>9.1}",
-            r.timer,
-            c.inserted,
-            c.cancelled,
-            c.reset,
-            c.fired,
-            ns(&r.cost[Op::Insert as usize]),
-            ns(&r.cost[Op::Cancel as usize]),
-            ns(&r.cost[Op::Reset as usize]),
-            ns(&r.cost[Op::Fire as usize]),
-            format_ns(r.lateness.quantile(0.999)),
-            format_ns(r.lateness.max()),
-            r.allocated_at_peak as f64 / r.peak_live.max(1) as f64
-        );
-    }
-    let _ = writeln!(
-        out,
-        "costs: median of single calls (the call clock's resolution applies); lateness ({} view): hand-over minus the deadline's tick",
-        view.name()
-    );
-    out
-}
-
-fn format_ns(ns: u64) -> String {
-    match ns {
-        0..=9_999 => format!("{ns}ns"),
-        10_000..=9_999_999 => format!("{:.1}us", ns as f64 / 1e3),
-        _ => format!("{:.2}ms", ns as f64 / 1e6),
-    }
+    let run_costs = crate::cost_runs::measure(probe.timer_mut(), clock, cursor, request, idle)?;
+    let pending_at_end = probe.timer_mut().drain().len() as u64;
+    Ok(Outcome {
+        timer: name,
+        clock: Clock::Virtual,
+        threads: None,
+        arrivals: 0,
+        arrivals_intended: 0,
+        scheduled: calls.inserted,
+        cancelled: calls.cancelled,
+        late_responses: calls.cancel_misses,
+        reset: calls.reset,
+        fired: calls.fired,
+        idle_fired: 0,
+        request_fired: 0,
+        drained,
+        early_fires: 0,
+        overdue_at_end,
+        pending_at_end,
+        timer_calls: calls.total(),
+        busy,
+        run_time,
+        wall: wall.elapsed(),
+        cost: probe.cost,
+        cost_intervals: probe.cost_intervals.finish(run_time),
+        lateness,
+        lateness_intervals: lateness_intervals.finish(run_time),
+        arrival_lag: None,
+        peak_live: peak_live as u64,
+        allocated_at_peak: allocated_at_peak as u64,
+        peak_rss_bytes: crate::measure::peak_rss_bytes(),
+        run_costs: Some(run_costs),
+        started,
+        stats,
+    })
 }

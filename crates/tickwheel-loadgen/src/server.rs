@@ -248,6 +248,7 @@ impl<X: Timer<u64>> Server<X> {
             fired: calls.fired,
             idle_fired: self.idle_fired,
             request_fired: self.request_fired,
+            drained: 0,
             early_fires: self.early_fires,
             overdue_at_end,
             pending_at_end: left.len() as u64 - overdue_at_end,

@@ -252,6 +252,7 @@ where
         fired: stats.fired,
         idle_fired: log.idle_fired,
         request_fired: log.request_fired,
+        drained: 0,
         early_fires: log.early,
         overdue_at_end,
         pending_at_end: unfired.len() as u64 - overdue_at_end,

@@ -552,17 +552,38 @@ fn service_mode_runs_each_thread_count() {
     }
 }
 
-/// `replay`'s table row for `timer`: inserted, cancelled, reset, fired.
-fn replayed_counts(stdout: &str, timer: &str) -> [u64; 4] {
-    let row = stdout
-        .lines()
-        .find(|l| l.split_whitespace().next() == Some(timer))
-        .unwrap_or_else(|| panic!("no row for {timer} in\n{stdout}"));
-    let mut fields = row
-        .split_whitespace()
-        .skip(1)
-        .map(|f| f.parse::<u64>().unwrap());
-    std::array::from_fn(|_| fields.next().unwrap())
+/// The counts two runs of one workload must agree on.
+const COUNTS: [&str; 7] = [
+    "scheduled",
+    "cancelled",
+    "reset",
+    "fired",
+    "late_responses",
+    "overdue_at_end",
+    "pending_at_end",
+];
+
+/// Replays `trace` with its reports in `out`; returns report.json.
+fn replay_into(trace: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "replay",
+        trace.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let replay = run(&args);
+    assert_eq!(
+        replay.status.code(),
+        Some(0),
+        "{}{}",
+        text(&replay.stdout),
+        text(&replay.stderr)
+    );
+    for file in ["lateness.svg", "cost.svg"] {
+        assert!(out.join(file).is_file(), "replay wrote no {file}");
+    }
+    report(out)
 }
 
 #[test]
@@ -585,23 +606,93 @@ fn a_recorded_compare_replays_with_the_same_counts_on_all_four() {
     for r in json["results"].as_array().unwrap() {
         let timer = r["timer"].as_str().unwrap();
         let trace = traces.join(format!("{timer}.trace"));
-        let replay = run(&["replay", trace.to_str().unwrap()]);
-        let stdout = text(&replay.stdout);
-        assert_eq!(
-            replay.status.code(),
-            Some(0),
-            "{stdout}{}",
-            text(&replay.stderr)
-        );
-        let want = ["scheduled", "cancelled", "reset", "fired"].map(|f| r[f].as_u64().unwrap());
-        for kind in ["hashed", "hierarchical", "heap", "lazy-heap"] {
-            assert_eq!(
-                replayed_counts(&stdout, kind),
-                want,
-                "{kind} replaying {timer}'s trace"
-            );
+        let out = dir.path().join(format!("replay-{timer}"));
+        let replayed = replay_into(&trace, &out, &[]);
+        assert_eq!(replayed["command"], "replay");
+        let results = replayed["results"].as_array().unwrap();
+        assert_eq!(results.len(), 4);
+        for got in results {
+            let kind = got["timer"].as_str().unwrap();
+            for field in COUNTS {
+                assert_eq!(
+                    got[field], r[field],
+                    "{kind} replaying {timer}'s trace: {field}"
+                );
+            }
+            assert!(out.join(format!("{kind}.hlog")).is_file());
+            assert!(out.join(format!("{kind}-lateness.hgrm")).is_file());
         }
     }
+}
+
+#[test]
+fn diff_compares_replays_of_one_trace_and_refuses_other_workloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = dir.path().join("t");
+    let args = with(
+        &[
+            "run",
+            "--timer",
+            "heap",
+            "--repeat",
+            "1",
+            "--record",
+            traces.to_str().unwrap(),
+        ],
+        &small(dir.path()),
+    );
+    let output = run_owned(&args);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let trace = traces.join("heap.trace");
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let first = replay_into(&trace, &a, &["--repeat", "2"]);
+    let second = replay_into(&trace, &b, &["--repeat", "2"]);
+    assert_eq!(first["workload"], second["workload"]);
+    let diff = run(&[
+        "diff",
+        a.join("report.json").to_str().unwrap(),
+        b.join("report.json").to_str().unwrap(),
+        "--tolerance",
+        "100",
+    ]);
+    let stdout = text(&diff.stdout);
+    assert_eq!(
+        diff.status.code(),
+        Some(0),
+        "{stdout}{}",
+        text(&diff.stderr)
+    );
+    assert!(stdout.contains("hierarchical    scheduled"), "{stdout}");
+
+    // A replay against the run it came from: another workload, so exit 2 naming the trace.
+    let diff = run(&[
+        "diff",
+        dir.path().join("report.json").to_str().unwrap(),
+        a.join("report.json").to_str().unwrap(),
+    ]);
+    let stderr = text(&diff.stderr);
+    assert_eq!(diff.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no trace vs trace heap.trace"), "{stderr}");
+
+    // Another trace (another seed) of the same shape: exit 2, naming the checksums.
+    let other = dir.path().join("t2");
+    let mut args = args;
+    let at = args.iter().position(|a| a == "--record").unwrap() + 1;
+    args[at] = other.to_str().unwrap().into();
+    args.extend(["--seed".into(), "7".into()]);
+    let output = run_owned(&args);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let reseeded = other.join("heap.trace");
+    let c = dir.path().join("c");
+    replay_into(&reseeded, &c, &[]);
+    let diff = run(&[
+        "diff",
+        a.join("report.json").to_str().unwrap(),
+        c.join("report.json").to_str().unwrap(),
+    ]);
+    let stderr = text(&diff.stderr);
+    assert_eq!(diff.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("checksum"), "{stderr}");
 }
 
 #[test]
@@ -680,7 +771,13 @@ fn a_trace_the_timers_disagree_with_exits_1_naming_the_call() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("capacity.trace");
     std::fs::write(&path, bytes).unwrap();
-    let replay = run(&["replay", path.to_str().unwrap()]);
+    let out = dir.path().join("out");
+    let replay = run(&[
+        "replay",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let stderr = text(&replay.stderr);
     assert_eq!(replay.status.code(), Some(1), "{stderr}");
     assert!(

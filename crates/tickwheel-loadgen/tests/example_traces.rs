@@ -54,32 +54,33 @@ fn until_closed(open: impl Fn() -> usize) {
     }
 }
 
-/// Replays `trace` on all four; returns each row's inserted and fired counts.
+/// Replays `trace` on all four; returns each one's scheduled and fired counts from the
+/// replay's report.json.
 fn replayed(trace: &Path) -> Vec<(String, u64, u64)> {
-    let out = Command::new(env!("CARGO_BIN_EXE_tickwheel-loadgen"))
-        .args(["replay", trace.to_str().unwrap()])
+    let out = tempfile::tempdir().unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_tickwheel-loadgen"))
+        .args(["replay", trace.to_str().unwrap(), "--out"])
+        .arg(out.path())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
-        out.status.code(),
+        run.status.code(),
         Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
     );
-    ["hashed", "hierarchical", "heap", "lazy-heap"]
+    let text = std::fs::read_to_string(out.path().join("report.json")).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    results
         .iter()
-        .map(|&timer| {
-            let row: Vec<&str> = stdout
-                .lines()
-                .find(|l| l.split_whitespace().next() == Some(timer))
-                .unwrap_or_else(|| panic!("no row for {timer}:\n{stdout}"))
-                .split_whitespace()
-                .collect();
+        .map(|r| {
             (
-                timer.to_string(),
-                row[1].parse().unwrap(),
-                row[4].parse().unwrap(),
+                r["timer"].as_str().unwrap().to_string(),
+                r["scheduled"].as_u64().unwrap(),
+                r["fired"].as_u64().unwrap(),
             )
         })
         .collect()

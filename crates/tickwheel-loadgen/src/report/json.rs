@@ -35,7 +35,7 @@ pub(crate) struct Report {
     pub(crate) tool: String,
     /// This tool's version.
     pub(crate) version: String,
-    /// `run` or `compare`.
+    /// `run`, `compare` or `replay`.
     pub(crate) command: String,
     /// `virtual` or `real`.
     pub(crate) clock: String,
@@ -80,6 +80,58 @@ pub(crate) struct WorkloadJson {
     /// The `--profile` the workload started from, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) profile: Option<String>,
+    /// `replay`: the trace replayed (the synthetic knobs above are then 0, but for `tick_ns`,
+    /// the trace's tick, and `duration_secs`, the trace's span).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) trace: Option<TraceJson>,
+}
+
+/// Which trace a `replay` report replayed: two replays compare when these agree.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub(crate) struct TraceJson {
+    /// The file's name, as given (shown, not compared).
+    pub(crate) file: String,
+    /// Its length in bytes.
+    pub(crate) bytes: u64,
+    /// Records (timer calls) before its end record.
+    pub(crate) records: u64,
+    /// Its checksum (the end record's), as 16 hex digits: the trace's identity.
+    pub(crate) checksum: String,
+    /// The recorded timer's start tick.
+    pub(crate) start_tick: u64,
+}
+
+impl WorkloadJson {
+    /// The workload in one line, for the table and the plots.
+    pub(crate) fn describe(&self) -> String {
+        use crate::report::table::{count, human_ns, si};
+        if let Some(t) = &self.trace {
+            return format!(
+                "trace {}: {} calls over {} from tick {}, tick {}, checksum {}",
+                t.file,
+                count(t.records),
+                human_ns(self.duration_secs * 1e9),
+                t.start_tick,
+                human_ns(self.tick_ns as f64),
+                t.checksum
+            );
+        }
+        format!(
+            "{} connections, {} req/s for {}, idle timeout {}, request timeout {}, {}% slow, \
+             tick {}, seed {}{}",
+            count(u64::from(self.connections)),
+            si(self.rate),
+            human_ns(self.duration_secs * 1e9),
+            human_ns(self.idle_timeout_secs * 1e9),
+            human_ns(self.request_timeout_secs * 1e9),
+            self.slow_fraction * 100.0,
+            human_ns(self.tick_ns as f64),
+            self.seed,
+            self.profile
+                .as_ref()
+                .map_or(String::new(), |p| format!(", profile {p}"))
+        )
+    }
 }
 
 /// How cost was measured.
@@ -266,6 +318,9 @@ pub(crate) struct ResultJson {
     /// Responses that found their deadline already fired.
     #[serde(default)]
     pub(crate) late_responses: u64,
+    /// Timers a `drain` handed back unfired (a replayed trace's drains).
+    #[serde(default)]
+    pub(crate) drained: u64,
     /// Fires before the deadline (must be 0).
     pub(crate) early_fires: u64,
     /// Timers due by the end that had not fired.
@@ -391,6 +446,7 @@ impl ResultJson {
             idle_fired: o.idle_fired,
             request_fired: o.request_fired,
             late_responses: o.late_responses,
+            drained: o.drained,
             early_fires: o.early_fires,
             overdue_at_end: o.overdue_at_end,
             pending_at_end: o.pending_at_end,
@@ -513,39 +569,61 @@ impl Report {
     /// (whose histograms the files hold).
     pub(crate) fn new(config: &Config, runs: &[(Vec<Outcome>, usize)], clock: &CallClock) -> Self {
         let w = &config.workload;
+        let workload = WorkloadJson {
+            connections: w.connections,
+            rate: w.rate,
+            duration_secs: w.duration.as_secs_f64(),
+            idle_timeout_secs: w.idle_timeout.as_secs_f64(),
+            request_timeout_secs: w.request_timeout.as_secs_f64(),
+            slow_fraction: w.slow_fraction,
+            tick_ns: nanos(w.tick),
+            seed: w.seed,
+            lateness: config.lateness.name().into(),
+            handler_cost_ns: nanos(w.handler_cost),
+            herd: w.herd,
+            profile: config.profile.map(str::to_owned),
+            trace: None,
+        };
+        Self::assemble(
+            config.command,
+            config.clock.name(),
+            workload,
+            config.repeat,
+            runs,
+            clock,
+        )
+    }
+
+    /// The report of `runs` (as in [`new`](Self::new)) on `workload`, before the gate.
+    pub(crate) fn assemble(
+        command: &str,
+        clock_name: &str,
+        workload: WorkloadJson,
+        repeat: u32,
+        runs: &[(Vec<Outcome>, usize)],
+        clock: &CallClock,
+    ) -> Self {
+        let rate = workload.rate;
         Self {
             schema: SCHEMA,
             tool: env!("CARGO_PKG_NAME").into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            command: config.command.into(),
-            clock: config.clock.name().into(),
-            workload: WorkloadJson {
-                connections: w.connections,
-                rate: w.rate,
-                duration_secs: w.duration.as_secs_f64(),
-                idle_timeout_secs: w.idle_timeout.as_secs_f64(),
-                request_timeout_secs: w.request_timeout.as_secs_f64(),
-                slow_fraction: w.slow_fraction,
-                tick_ns: nanos(w.tick),
-                seed: w.seed,
-                lateness: config.lateness.name().into(),
-                handler_cost_ns: nanos(w.handler_cost),
-                herd: w.herd,
-                profile: config.profile.map(str::to_owned),
-            },
+            command: command.into(),
+            clock: clock_name.into(),
+            workload,
             timing: TimingJson {
                 counter: "quanta cycle counter, every call timed".into(),
                 overhead_ns: clock.overhead_ns(),
                 counter_resolution_ns: clock.resolution_ns(),
                 resolution_ns: clock.call_resolution_ns(),
-                repeat: config.repeat,
+                repeat,
                 calls_per_run: CALLS_PER_RUN,
                 runs_per_op: RUNS,
                 run_resolution_ns: clock.resolution_ns() / f64::from(CALLS_PER_RUN),
             },
             results: runs
                 .iter()
-                .map(|(reps, rep)| ResultJson::from_repetitions(reps, *rep, w.rate))
+                .map(|(reps, rep)| ResultJson::from_repetitions(reps, *rep, rate))
                 .collect(),
             passed: true,
             failures: Vec::new(),

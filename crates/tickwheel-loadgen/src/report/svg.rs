@@ -130,17 +130,7 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)]) -> S
             "Fire lateness by percentile — {} clock (lower is better)",
             report.clock
         ),
-        &format!(
-            "{} connections, {} req/s for {}s, idle {}s, request {}s, {}% slow, tick {}, seed {}",
-            w.connections,
-            w.rate,
-            w.duration_secs,
-            w.idle_timeout_secs,
-            w.request_timeout_secs,
-            w.slow_fraction * 100.0,
-            human_ns(w.tick_ns as f64),
-            w.seed
-        ),
+        &w.describe(),
     );
     // Grid and axes.
     for k in 0..=decades {

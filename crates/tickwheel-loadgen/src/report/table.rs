@@ -130,18 +130,10 @@ pub(crate) fn render(report: &Report) -> String {
     let results = &report.results;
     let _ = writeln!(
         out,
-        "tickwheel-loadgen {}, {} clock: {} connections, {} req/s for {}, idle timeout {}, request \
-         timeout {}, {}% slow, tick {}, seed {}",
+        "tickwheel-loadgen {}, {} clock: {}",
         report.command,
         report.clock,
-        count(u64::from(w.connections)),
-        si(w.rate),
-        human_ns(w.duration_secs * 1e9),
-        human_ns(w.idle_timeout_secs * 1e9),
-        human_ns(w.request_timeout_secs * 1e9),
-        w.slow_fraction * 100.0,
-        human_ns(w.tick_ns as f64),
-        w.seed
+        w.describe()
     );
     let t = &report.timing;
     let _ = writeln!(
@@ -183,13 +175,18 @@ pub(crate) fn render(report: &Report) -> String {
     row("reset", results, &|r| count(r.reset));
     row("cancelled", results, &|r| count(r.cancelled));
     row("fired", results, &|r| count(r.fired));
-    row("  idle / request timeouts", results, &|r| {
-        format!(
-            "{} / {}",
-            si(r.idle_fired as f64),
-            si(r.request_fired as f64)
-        )
-    });
+    if w.trace.is_none() {
+        row("  idle / request timeouts", results, &|r| {
+            format!(
+                "{} / {}",
+                si(r.idle_fired as f64),
+                si(r.request_fired as f64)
+            )
+        });
+    }
+    if results.iter().any(|r| r.drained > 0) {
+        row("drained", results, &|r| count(r.drained));
+    }
     row("early fires (must be 0)", results, &|r| {
         count(r.early_fires)
     });

@@ -117,6 +117,8 @@ pub struct TraceReader<R: Read> {
     done: bool,
     /// The checksum of every byte consumed.
     sum: Sum,
+    /// The end record's checksum, once it has been read and checked.
+    end: Option<u64>,
 }
 
 impl<R: Read> TraceReader<R> {
@@ -169,6 +171,7 @@ impl<R: Read> TraceReader<R> {
             cursor: start,
             records: 0,
             done: false,
+            end: None,
         })
     }
 
@@ -202,6 +205,26 @@ impl<R: Read> TraceReader<R> {
     /// ```
     pub fn ids_issued(&self) -> u64 {
         self.issued
+    }
+
+    /// The trace's checksum, once every record has been read and the end record checked:
+    /// an identity for the whole trace (two traces with the same one hold the same calls, but
+    /// for a collision of a 64-bit hash). `None` before the end, or when reading failed.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let r = tickwheel::trace::Recorder::new(
+    ///     tickwheel::LazyHeap::<()>::new(), Vec::new(), Duration::from_millis(1));
+    /// let bytes = r.finish().unwrap();
+    /// let mut trace = tickwheel::trace::TraceReader::new(&bytes[..]).unwrap();
+    /// assert_eq!(trace.checksum(), None);
+    /// assert!(trace.next().is_none());
+    /// let stored = u64::from_le_bytes(bytes[bytes.len() - 8..].try_into().unwrap());
+    /// assert_eq!(trace.checksum(), Some(stored));
+    /// ```
+    #[must_use]
+    pub fn checksum(&self) -> Option<u64> {
+        self.end
     }
 
     fn byte(&mut self, start: u64) -> Result<u8, TraceError> {
@@ -358,6 +381,7 @@ impl<R: Read> TraceReader<R> {
                         offset: self.offset,
                     });
                 }
+                self.end = Some(want);
                 return Ok(None);
             }
             _ => {
