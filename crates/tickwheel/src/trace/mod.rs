@@ -237,19 +237,22 @@ impl Sum {
     }
 }
 
-/// The bytes of a prefix varint, in a 9-byte array, and how many of them there are.
+/// Writes `v` as a prefix varint at `out[at..]` and returns the index after it. It stores 8
+/// bytes (9 for the longest form) whatever the length, so `out` needs 9 bytes of room at `at`.
 #[inline(always)]
-fn prefix_varint(v: u64) -> ([u8; 9], usize) {
-    let mut out = [0u8; 9];
+fn put_varint(out: &mut [u8], at: usize, v: u64) -> usize {
     if v >> 56 == 0 {
         let bits = 64 - (v | 1).leading_zeros() as usize;
-        let n = bits.div_ceil(7);
-        let word = (v << n) | (1 << (n - 1));
-        out[..8].copy_from_slice(&word.to_le_bytes());
-        (out, n)
+        // `div_ceil` compiles to a quotient and a remainder test; this is one multiply.
+        #[allow(clippy::manual_div_ceil)]
+        let n = (bits + 6) / 7;
+        let word = ((v << 1) | 1) << (n - 1);
+        out[at..at + 8].copy_from_slice(&word.to_le_bytes());
+        at + n
     } else {
-        out[1..].copy_from_slice(&v.to_le_bytes());
-        (out, 9)
+        out[at] = 0;
+        out[at + 1..at + 9].copy_from_slice(&v.to_le_bytes());
+        at + 9
     }
 }
 
@@ -266,7 +269,7 @@ mod tests;
 
 #[cfg(test)]
 mod varint_tests {
-    use super::prefix_varint;
+    use super::put_varint;
 
     #[test]
     fn lengths_and_layout() {
@@ -280,8 +283,10 @@ mod varint_tests {
             (1 << 56, 9),
             (u64::MAX, 9),
         ] {
-            let (bytes, len) = prefix_varint(v);
+            let mut bytes = [0xAAu8; 12];
+            let len = put_varint(&mut bytes, 1, v) - 1;
             assert_eq!(len, n, "{v}");
+            let bytes = &bytes[1..];
             if n < 9 {
                 assert_eq!(bytes[0].trailing_zeros() as usize + 1, n);
                 let mut w = [0u8; 8];
@@ -289,6 +294,7 @@ mod varint_tests {
                 assert_eq!(u64::from_le_bytes(w) >> n, v);
             } else {
                 assert_eq!(bytes[0], 0);
+                assert_eq!(u64::from_le_bytes(bytes[1..9].try_into().unwrap()), v);
             }
         }
     }

@@ -4,8 +4,8 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use super::{
-    prefix_varint, zigzag, Sum, TraceHeader, HEADER_LEN, KIND_CANCEL, KIND_DRAIN, KIND_END,
-    KIND_INSERT, KIND_POLL, KIND_RESET, MAGIC, OUTCOME, VERSION,
+    put_varint, zigzag, Sum, TraceHeader, HEADER_LEN, KIND_CANCEL, KIND_DRAIN, KIND_END,
+    KIND_INSERT, KIND_MASK, KIND_POLL, KIND_RESET, MAGIC, OUTCOME, VERSION,
 };
 use crate::{Expired, InsertError, StaleKeyError, Stats, Tick, Timer, TimerKey};
 
@@ -48,6 +48,7 @@ pub struct Recorder<X, W: Write> {
     sum: Sum,
     /// The `now` ticks are written relative to (see the format).
     cursor: Tick,
+    /// Records encoded so far (the staged ones are not counted yet).
     records: u64,
     error: Option<io::Error>,
     /// Set by [`stop`](Self::stop): calls are forwarded, no longer recorded.
@@ -116,7 +117,7 @@ impl<X, W: Write> Recorder<X, W> {
     /// # let _ = r.finish();
     /// ```
     pub fn records(&self) -> u64 {
-        self.records
+        self.records + self.staged_len as u64
     }
 
     /// The recorded timer.
@@ -160,7 +161,7 @@ impl<X, W: Write> Recorder<X, W> {
         if let Some(e) = self.error.take() {
             return Err(io::Error::new(
                 e.kind(),
-                format!("trace write failed after {} records: {e}", self.records),
+                format!("trace write failed after {} records: {e}", self.records()),
             ));
         }
         self.encode_staged();
@@ -203,7 +204,6 @@ impl<X, W: Write> Recorder<X, W> {
     fn stage(&mut self, tag: u8, slot: u32, value: u64) {
         self.staged[self.staged_len] = Raw { tag, slot, value };
         self.staged_len += 1;
-        self.records += 1;
         if self.staged_len == STAGED {
             self.flush_staged();
         }
@@ -224,43 +224,43 @@ impl<X, W: Write> Recorder<X, W> {
 
     /// Encodes the staged calls into `buf` (see the format).
     fn encode_staged(&mut self) {
-        for i in 0..self.staged_len {
-            let Raw { tag, slot, value } = self.staged[i];
+        let out = &mut self.buf.bytes[..];
+        let mut at = self.buf.len;
+        let mut cursor = self.cursor;
+        for &Raw { tag, slot, value } in &self.staged[..self.staged_len] {
             let hit = tag & OUTCOME != 0;
-            self.buf.byte(tag);
-            match tag & !OUTCOME {
-                KIND_INSERT => {
-                    self.tick(value);
+            let slot = u64::from(slot);
+            let tick = zigzag(value.wrapping_sub(cursor) as i64);
+            out[at] = tag;
+            at += 1;
+            match tag & KIND_MASK {
+                KIND_INSERT | KIND_POLL => {
+                    at = put_varint(out, at, tick);
                     if hit {
-                        self.buf.varint(u64::from(slot));
+                        at = put_varint(out, at, slot);
                     }
                 }
                 KIND_CANCEL => {
                     if hit {
-                        self.buf.varint(u64::from(slot));
+                        at = put_varint(out, at, slot);
                     }
                 }
                 KIND_RESET => {
                     if hit {
-                        self.buf.varint(u64::from(slot));
+                        at = put_varint(out, at, slot);
                     }
-                    self.tick(value);
+                    at = put_varint(out, at, tick);
                 }
-                KIND_POLL => {
-                    self.tick(value);
-                    self.cursor = value;
-                    if hit {
-                        self.buf.varint(u64::from(slot));
-                    }
-                }
-                _ => self.buf.varint(value),
+                _ => at = put_varint(out, at, value),
+            }
+            if tag & KIND_MASK == KIND_POLL {
+                cursor = value;
             }
         }
+        self.buf.len = at;
+        self.cursor = cursor;
+        self.records += self.staged_len as u64;
         self.staged_len = 0;
-    }
-
-    fn tick(&mut self, t: Tick) {
-        self.buf.varint(zigzag(t.wrapping_sub(self.cursor) as i64));
     }
 }
 
@@ -304,13 +304,9 @@ impl Out {
         self.len += 1;
     }
 
-    /// One prefix varint: a 9-byte store into the slack past `len`, and `len` moved by its
-    /// length.
-    #[inline(always)]
+    /// One prefix varint, `len` moved past it.
     fn varint(&mut self, v: u64) {
-        let (bytes, n) = prefix_varint(v);
-        self.bytes[self.len..self.len + 9].copy_from_slice(&bytes);
-        self.len += n;
+        self.len = put_varint(&mut self.bytes, self.len, v);
     }
 
     fn extend(&mut self, bytes: &[u8]) {
