@@ -6,5 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo test --workspace --release "$@" 2>&1 | tee "$log"
+# The async crate's `stream` feature is on so its Stream test runs too.
+cargo test --workspace --release --features tickwheel-async/stream "$@" 2>&1 | tee "$log"
 awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$log"

@@ -1,0 +1,403 @@
+//! The futures under three executors (tokio's multi-thread and current-thread runtimes, and
+//! the `futures` crate's executors), and the races a server meets: a sleep dropped or reset
+//! while its timer fires.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::{Duration, Instant};
+
+use tickwheel_async::{AsyncTimers, Builder, DelayQueue, Error, TimeoutError, Wakeup};
+
+/// A waker that counts its wakes.
+#[derive(Default)]
+struct Count(AtomicUsize);
+
+impl Wake for Count {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn counting() -> (Arc<Count>, Waker) {
+    let count = Arc::new(Count::default());
+    (Arc::clone(&count), Waker::from(count))
+}
+
+fn poll_once<F: Future + Unpin>(f: &mut F, waker: &Waker) -> Poll<F::Output> {
+    Pin::new(f).poll(&mut Context::from_waker(waker))
+}
+
+/// A small deterministic generator (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % n
+    }
+}
+
+/// `tasks` sleeps of 1..=40 ms, each checked never to complete early, all awaited.
+async fn many_sleeps(
+    handle: tickwheel_async::Handle,
+    tasks: usize,
+    spawn: impl Fn(Pin<Box<dyn Future<Output = ()> + Send>>),
+) {
+    let done = Arc::new(AtomicUsize::new(0));
+    let mut rng = Rng(7);
+    for _ in 0..tasks {
+        let h = handle.clone();
+        let d = Arc::clone(&done);
+        let ms = 1 + rng.below(40);
+        spawn(Box::pin(async move {
+            let start = Instant::now();
+            h.sleep(Duration::from_millis(ms)).await.unwrap();
+            assert!(start.elapsed() >= Duration::from_millis(ms), "woke early");
+            d.fetch_add(1, Ordering::SeqCst);
+        }));
+    }
+    let until = Instant::now() + Duration::from_secs(10);
+    while done.load(Ordering::SeqCst) < tasks {
+        assert!(
+            Instant::now() < until,
+            "{} of {tasks} sleeps woke",
+            done.load(Ordering::SeqCst)
+        );
+        handle.sleep(Duration::from_millis(5)).await.unwrap();
+    }
+}
+
+#[test]
+fn sleeps_on_tokio_multi_thread() {
+    let timers = AsyncTimers::new().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    let h = timers.handle();
+    rt.block_on(async move {
+        many_sleeps(h, 2_000, |f| {
+            tokio::spawn(f);
+        })
+        .await;
+    });
+    assert_eq!(timers.handle().pending(), 0);
+}
+
+#[test]
+fn sleeps_on_tokio_current_thread() {
+    let timers = AsyncTimers::new().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    let h = timers.handle();
+    local.block_on(&rt, async move {
+        many_sleeps(h, 1_000, |f| {
+            tokio::task::spawn_local(f);
+        })
+        .await;
+    });
+}
+
+#[test]
+fn sleeps_on_the_futures_thread_pool_and_block_on() {
+    let timers = AsyncTimers::new().unwrap();
+    let pool = futures_executor::ThreadPool::builder()
+        .pool_size(2)
+        .create()
+        .unwrap();
+    let h = timers.handle();
+    futures_executor::block_on(many_sleeps(h, 1_000, |f| pool.spawn_ok(f)));
+}
+
+#[test]
+fn timeout_returns_the_output_or_elapsed() {
+    let timers = AsyncTimers::new().unwrap();
+    let h = timers.handle();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            let _ = tx.send(9);
+        });
+        assert_eq!(h.timeout(Duration::from_secs(5), rx).await, Ok(Ok(9)));
+        let start = Instant::now();
+        let never = std::future::pending::<()>();
+        assert_eq!(
+            h.timeout(Duration::from_millis(30), never).await,
+            Err(TimeoutError::Elapsed)
+        );
+        assert!(start.elapsed() >= Duration::from_millis(30));
+    });
+    // The completed timeout cancelled its timer.
+    assert_eq!(h.pending(), 0);
+}
+
+#[test]
+fn dropping_a_pending_sleep_cancels_it_and_nothing_wakes_after() {
+    let timers = AsyncTimers::new().unwrap();
+    let h = timers.handle();
+    let (count, waker) = counting();
+    let mut sleeps: Vec<_> = (0..10_000)
+        .map(|i| h.sleep(Duration::from_millis(20 + i % 10)))
+        .collect();
+    for s in &mut sleeps {
+        assert!(poll_once(s, &waker).is_pending());
+    }
+    assert_eq!(h.pending(), 10_000);
+    let before = h.stats().allocated_bytes;
+    drop(sleeps);
+    assert_eq!(h.pending(), 0);
+    assert_eq!(h.stats().cancelled, 10_000);
+    std::thread::sleep(Duration::from_millis(60));
+    assert_eq!(
+        count.0.load(Ordering::SeqCst),
+        0,
+        "a dropped sleep woke its task"
+    );
+    assert_eq!(h.stats().fired, 0);
+    assert!(before > 0);
+}
+
+#[test]
+fn a_fire_wakes_the_waker_of_the_latest_poll_once() {
+    let timers = AsyncTimers::new().unwrap();
+    let h = timers.handle();
+    let (first, a) = counting();
+    let (second, b) = counting();
+    let mut s = h.sleep(Duration::from_millis(10));
+    assert!(poll_once(&mut s, &a).is_pending());
+    assert!(poll_once(&mut s, &b).is_pending());
+    let until = Instant::now() + Duration::from_secs(5);
+    while second.0.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < until, "never woken");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(first.0.load(Ordering::SeqCst), 0);
+    assert_eq!(second.0.load(Ordering::SeqCst), 1);
+    assert_eq!(poll_once(&mut s, &b), Poll::Ready(Ok(())));
+    assert!(s.is_elapsed());
+}
+
+/// Drops each sleep around the moment its timer fires: either the drop wins (no wake at all)
+/// or the fire won before the drop returned; never a wake after it.
+#[test]
+fn drop_racing_the_fire_never_wakes_after_the_drop() {
+    let timers = AsyncTimers::new().unwrap();
+    let h = timers.handle();
+    let mut rng = Rng(3);
+    for _ in 0..300 {
+        let (count, waker) = counting();
+        let mut s = h.sleep(Duration::from_millis(1));
+        assert!(poll_once(&mut s, &waker).is_pending());
+        // Spin to a random point around the 1 ms deadline (the driver wakes about then).
+        let until = Instant::now() + Duration::from_micros(500 + rng.below(1_500));
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+        drop(s);
+        let at_drop = count.0.load(Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(3));
+        let later = count.0.load(Ordering::SeqCst);
+        assert_eq!(later, at_drop, "a wake after the drop");
+        assert!(later <= 1, "woken {later} times");
+    }
+    assert_eq!(h.pending(), 0);
+    let stats = h.stats();
+    assert_eq!(stats.fired + stats.cancelled, 300, "{stats:?}");
+}
+
+/// Resets each sleep around the moment its timer fires: it then completes exactly once, no
+/// earlier than the new deadline, whichever side won.
+#[test]
+fn reset_racing_the_fire_completes_once_at_the_new_deadline() {
+    let timers = AsyncTimers::new().unwrap();
+    let h = timers.handle();
+    let mut rng = Rng(5);
+    for _ in 0..200 {
+        let (count, waker) = counting();
+        let mut s = h.sleep(Duration::from_millis(1));
+        assert!(poll_once(&mut s, &waker).is_pending());
+        let until = Instant::now() + Duration::from_micros(500 + rng.below(1_500));
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+        let again = Instant::now() + Duration::from_millis(4);
+        s.reset(again).unwrap();
+        assert!(!s.is_elapsed());
+        let done = futures_executor::block_on(&mut s);
+        assert_eq!(done, Ok(()));
+        assert!(Instant::now() >= again, "completed before its new deadline");
+        assert!(count.0.load(Ordering::SeqCst) <= 1);
+    }
+    assert_eq!(h.pending(), 0);
+}
+
+#[test]
+fn shutdown_completes_pending_sleeps_and_later_calls_fail_clearly() {
+    let timers = AsyncTimers::with_builder(Builder::new().shards(2)).unwrap();
+    let h = timers.handle();
+    let (count, waker) = counting();
+    let mut pending = h.sleep(Duration::from_secs(60));
+    assert!(poll_once(&mut pending, &waker).is_pending());
+    let mut timeout = h.timeout(Duration::from_secs(60), std::future::pending::<()>());
+    assert!(Pin::new(&mut timeout)
+        .poll(&mut Context::from_waker(&waker))
+        .is_pending());
+    assert_eq!(timers.shutdown(), 2);
+    assert_eq!(
+        count.0.load(Ordering::SeqCst),
+        2,
+        "shutdown wakes every pending sleep"
+    );
+    assert_eq!(
+        poll_once(&mut pending, &waker),
+        Poll::Ready(Err(Error::Shutdown))
+    );
+    assert_eq!(
+        futures_executor::block_on(timeout),
+        Err(TimeoutError::Timer(Error::Shutdown))
+    );
+    assert_eq!(
+        futures_executor::block_on(h.sleep(Duration::ZERO)),
+        Err(Error::Shutdown)
+    );
+    let mut late = h.sleep(Duration::from_secs(1));
+    assert_eq!(late.reset(Instant::now()), Err(Error::Shutdown));
+}
+
+#[test]
+fn a_full_service_refuses_with_full() {
+    let timers = AsyncTimers::with_builder(Builder::new().shards(1).capacity(1)).unwrap();
+    let h = timers.handle();
+    let first = h.sleep(Duration::from_secs(60));
+    assert_eq!(
+        futures_executor::block_on(h.sleep(Duration::from_secs(1))),
+        Err(Error::Full)
+    );
+    drop(first);
+    assert_eq!(futures_executor::block_on(h.sleep(Duration::ZERO)), Ok(()));
+}
+
+/// Wakes a queue with tokio's own timer instead of the service.
+struct TokioWakeup(Pin<Box<tokio::time::Sleep>>);
+
+impl Wakeup for TokioWakeup {
+    fn poll_until(&mut self, at: Instant, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        if self.0.deadline() != at.into() {
+            self.0.as_mut().reset(at.into());
+        }
+        self.0.as_mut().poll(cx).map(Ok)
+    }
+}
+
+/// Inserts 2,000 timers over 0..200 ms (a tenth removed, a tenth reset), then takes every
+/// expired one: all come out, in deadline order, none early.
+async fn drain_queue<X: tickwheel::Timer<u64>, W: Wakeup>(mut q: DelayQueue<u64, X, W>) {
+    let mut rng = Rng(11);
+    let mut due = std::collections::HashMap::new();
+    let mut keys = Vec::new();
+    for i in 0..2_000u64 {
+        let after = Duration::from_millis(rng.below(200));
+        let key = q.insert(i, after).unwrap();
+        due.insert(i, Instant::now() + after);
+        keys.push(key);
+    }
+    for (i, key) in keys.iter().enumerate().step_by(10) {
+        assert_eq!(q.remove(*key), Some(i as u64));
+        due.remove(&(i as u64));
+    }
+    for (i, key) in keys.iter().enumerate().skip(5).step_by(10) {
+        q.reset(*key, Duration::from_millis(50)).unwrap();
+        due.insert(i as u64, Instant::now() + Duration::from_millis(50));
+    }
+    let mut last = 0;
+    let mut seen = 0;
+    while let Some(e) = std::future::poll_fn(|cx| q.poll_expired(cx)).await {
+        let e = e.unwrap();
+        assert!(
+            Instant::now() >= due[&e.payload],
+            "timer {} early",
+            e.payload
+        );
+        assert!(e.deadline >= last, "out of order");
+        last = e.deadline;
+        seen += 1;
+    }
+    assert_eq!(seen, due.len());
+}
+
+#[test]
+fn delay_queue_woken_by_the_service_and_by_tokio() {
+    let timers = AsyncTimers::new().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
+    let h = timers.handle();
+    rt.block_on(async move {
+        drain_queue(DelayQueue::new(&h)).await;
+        let clock = tickwheel::TickClock::new(Duration::from_millis(1)).unwrap();
+        let sleep = TokioWakeup(Box::pin(tokio::time::sleep(Duration::from_secs(3600))));
+        drain_queue(DelayQueue::with_parts(
+            tickwheel::IndexedHeap::new(),
+            clock,
+            sleep,
+        ))
+        .await;
+    });
+    // On futures' block_on too.
+    futures_executor::block_on(drain_queue(DelayQueue::new(&timers.handle())));
+}
+
+#[test]
+fn an_earlier_insert_wakes_the_waiting_task() {
+    let timers = AsyncTimers::new().unwrap();
+    let mut q = DelayQueue::new(&timers.handle());
+    q.insert("late", Duration::from_secs(60)).unwrap();
+    let (count, waker) = counting();
+    let mut cx = Context::from_waker(&waker);
+    assert!(q.poll_expired(&mut cx).is_pending());
+    q.insert("later still", Duration::from_secs(90)).unwrap();
+    assert_eq!(count.0.load(Ordering::SeqCst), 0);
+    q.insert("soon", Duration::from_millis(1)).unwrap();
+    assert_eq!(
+        count.0.load(Ordering::SeqCst),
+        1,
+        "the earlier insert woke the task"
+    );
+}
+
+#[cfg(feature = "stream")]
+#[test]
+fn delay_queue_is_a_stream() {
+    use futures_core::Stream;
+    let timers = AsyncTimers::new().unwrap();
+    let mut q = DelayQueue::new(&timers.handle());
+    for i in 0..5u8 {
+        q.insert(i, Duration::from_millis(u64::from(5 - i)))
+            .unwrap();
+    }
+    let got: Vec<u8> = futures_executor::block_on(async {
+        let mut out = Vec::new();
+        while let Some(e) = std::future::poll_fn(|cx| Pin::new(&mut q).poll_next(cx)).await {
+            out.push(e.unwrap().payload);
+        }
+        out
+    });
+    assert_eq!(got, vec![4, 3, 2, 1, 0]);
+}
