@@ -45,6 +45,12 @@
 //! | [`Sleep`], [`Timeout`] | the futures |
 //! | [`DelayQueue`] | a task's own timers over any `Timer`, woken through a [`Wakeup`] |
 //! | [`Error`], [`TimeoutError`] | why a future could not be timed |
+//!
+//! # Memory per pending sleep
+//! The `Sleep` itself (40 bytes, wherever the task keeps it), its slot (24 bytes in an `Arc`:
+//! 40, 48 with the allocator's header), and the service's wheel entry (a 24-byte slab slot and
+//! a 12-byte reference). Without `unsafe`, the wheel cannot link the future itself, as
+//! tokio's intrusive timer entries do, so the slot is the price of sharing a waker safely.
 
 mod error;
 mod queue;
@@ -62,6 +68,7 @@ pub use sleep::Sleep;
 pub use tickwheel_service::{BuildError, Builder};
 pub use timeout::Timeout;
 
+use tickwheel::Tick;
 use tickwheel_service::{Delivery, Fired, ServiceKey, TimerHandle, TimerService};
 
 use slot::{Done, Slot};
@@ -185,13 +192,11 @@ pub struct Handle {
 }
 
 impl Handle {
-    /// Arms `slot` at `deadline` (`None`: never).
-    fn arm(&self, deadline: Option<Instant>, slot: &Arc<Slot>) -> Result<ServiceKey, Error> {
-        let scheduled = match deadline {
-            Some(at) => self.inner.schedule_at(at, Arc::clone(slot)),
-            None => self.inner.schedule_after(Duration::MAX, Arc::clone(slot)),
-        };
-        scheduled.map_err(Error::from)
+    /// Arms `slot` at `tick` (`u64::MAX`: never).
+    fn arm(&self, tick: Tick, slot: &Arc<Slot>) -> Result<ServiceKey, Error> {
+        self.inner
+            .schedule_at_tick(tick, Arc::clone(slot))
+            .map_err(Error::from)
     }
 
     /// A sleep of `duration` from now.
@@ -202,7 +207,8 @@ impl Handle {
     /// futures_executor::block_on(timers.handle().sleep(Duration::from_millis(2))).unwrap();
     /// ```
     pub fn sleep(&self, duration: Duration) -> Sleep {
-        Sleep::arm(self.clone(), Instant::now().checked_add(duration))
+        let tick = self.inner.clock().deadline_after(Instant::now(), duration);
+        Sleep::arm(self.clone(), tick)
     }
 
     /// A sleep until `deadline` (at once, one tick on, for a deadline already past).
@@ -215,7 +221,8 @@ impl Handle {
     /// assert!(Instant::now() >= at);
     /// ```
     pub fn sleep_until(&self, deadline: Instant) -> Sleep {
-        Sleep::arm(self.clone(), Some(deadline))
+        let tick = self.inner.clock().deadline_tick(deadline);
+        Sleep::arm(self.clone(), tick)
     }
 
     /// `future`, ended with [`TimeoutError::Elapsed`] if it takes longer than `duration`.

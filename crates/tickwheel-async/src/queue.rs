@@ -71,7 +71,7 @@ pub trait Wakeup {
 
 impl Wakeup for Sleep {
     fn poll_until(&mut self, deadline: Instant, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        if self.deadline() != Some(deadline) {
+        if self.tick_of(deadline) != self.tick() {
             if let Err(e) = self.reset(deadline) {
                 return Poll::Ready(Err(e));
             }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
+use tickwheel::Tick;
 use tickwheel_service::{KeyError, ServiceKey};
 
 use crate::error::{from_key, Error};
@@ -35,33 +36,49 @@ pub struct Sleep {
     slot: Arc<Slot>,
     /// The armed timer: `Ok(None)` once it ended, `Err` when it could not be armed.
     key: Result<Option<ServiceKey>, Error>,
-    deadline: Option<Instant>,
+    /// The deadline, in the service's ticks (`u64::MAX`: never).
+    tick: Tick,
 }
 
 impl Sleep {
-    pub(crate) fn arm(handle: Handle, deadline: Option<Instant>) -> Self {
+    pub(crate) fn arm(handle: Handle, tick: Tick) -> Self {
         let slot = Slot::new();
-        let key = handle.arm(deadline, &slot).map(Some);
+        let key = handle.arm(tick, &slot).map(Some);
         Self {
             handle,
             slot,
             key,
-            deadline,
+            tick,
         }
     }
 
-    /// The instant it completes at (as asked; the service rounds it up to its tick), or
-    /// `None` for a sleep beyond what `Instant` holds, which never completes.
+    /// The instant it completes at: the deadline asked for, rounded up to the service's tick
+    /// (1 ms by default); `None` for a sleep beyond what `Instant` holds, which never
+    /// completes.
     ///
     /// ```
     /// use std::time::{Duration, Instant};
     /// let timers = tickwheel_async::AsyncTimers::new().unwrap();
     /// let at = Instant::now() + Duration::from_secs(5);
-    /// assert_eq!(timers.handle().sleep_until(at).deadline(), Some(at));
+    /// let d = timers.handle().sleep_until(at).deadline().unwrap();
+    /// assert!(d >= at && d < at + Duration::from_millis(1));
     /// ```
     #[must_use]
     pub fn deadline(&self) -> Option<Instant> {
-        self.deadline
+        if self.tick == Tick::MAX {
+            return None;
+        }
+        self.handle.inner.clock().instant_of(self.tick)
+    }
+
+    /// The deadline, in the service's ticks.
+    pub(crate) fn tick(&self) -> Tick {
+        self.tick
+    }
+
+    /// The deadline tick `deadline` rounds up to.
+    pub(crate) fn tick_of(&self, deadline: Instant) -> Tick {
+        self.handle.inner.clock().deadline_tick(deadline)
     }
 
     /// Whether it has completed (fired, or ended with an error) as of its last poll or reset.
@@ -96,9 +113,9 @@ impl Sleep {
     /// assert!(start.elapsed() < Duration::from_secs(60));
     /// ```
     pub fn reset(&mut self, deadline: Instant) -> Result<(), Error> {
-        self.deadline = Some(deadline);
+        self.tick = self.tick_of(deadline);
         if let Ok(Some(key)) = self.key {
-            match self.handle.inner.reset_at(key, deadline) {
+            match self.handle.inner.reset_at_tick(key, self.tick) {
                 Ok(()) => return Ok(()),
                 // It fired (or is being delivered) meanwhile: arm a new timer below.
                 Err(KeyError::NotPending) => {}
@@ -111,7 +128,7 @@ impl Sleep {
         // The old slot may still be finished by a delivery in flight: detach it first.
         self.slot.forget();
         self.slot = Slot::new();
-        self.key = self.handle.arm(Some(deadline), &self.slot).map(Some);
+        self.key = self.handle.arm(self.tick, &self.slot).map(Some);
         self.key.map(|_| ())
     }
 }
@@ -155,8 +172,17 @@ impl Drop for Sleep {
 impl std::fmt::Debug for Sleep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sleep")
-            .field("deadline", &self.deadline)
+            .field("deadline", &self.deadline())
             .field("elapsed", &self.is_elapsed())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The size the crate docs state.
+    #[test]
+    fn a_sleep_is_40_bytes() {
+        assert_eq!(std::mem::size_of::<super::Sleep>(), 40);
     }
 }

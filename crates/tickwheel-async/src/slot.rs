@@ -1,22 +1,22 @@
 //! [`Slot`]: what a timer of the async service carries, and how it wakes its task.
 //!
 //! A slot is shared (`Arc`) by one [`Sleep`](crate::Sleep) and the service's copy of its
-//! payload. It holds the sleep's state and the waker last registered, both under one small
-//! lock, so the three parties agree:
+//! payload. It is one small lock around one `Option<Waker>`, so the three parties agree:
 //! - the driver [`finish`](Slot::finish)es it (fired, or shut down) and wakes the waker, under
 //!   the lock;
 //! - a poll checks the state and stores its waker under the lock, so a fire either happened
 //!   before (the poll sees it) or comes after (it finds the waker): no wake-up is lost;
 //! - a dropped sleep [`forget`](Slot::forget)s its waker under the lock, so once the drop
 //!   returns, nothing wakes its task.
+//!
+//! The ended states are kept in the same `Option<Waker>`, as one of two marker wakers that
+//! wake nothing: a separate state byte would take the slot's allocation from 40 to 48 bytes
+//! (64 with the allocator's header), 16 bytes more per pending sleep.
 
-use std::sync::Arc;
-use std::task::{Context, Waker};
+use std::sync::{Arc, LazyLock};
+use std::task::{Context, Wake, Waker};
 
 use parking_lot::Mutex;
-
-/// Not fired yet.
-const PENDING: u8 = 0;
 
 /// How a slot ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,17 +27,31 @@ pub(crate) enum Done {
     Shutdown,
 }
 
-#[derive(Default)]
-struct State {
-    /// `PENDING`, or `Done as u8 + 1`.
-    done: u8,
-    waker: Option<Waker>,
+/// A waker that wakes nothing; two of them mark the ended states.
+struct Marker;
+
+impl Wake for Marker {
+    fn wake(self: Arc<Self>) {}
 }
 
-/// One armed timer's shared state.
+static FIRED: LazyLock<Waker> = LazyLock::new(|| Waker::from(Arc::new(Marker)));
+static SHUTDOWN: LazyLock<Waker> = LazyLock::new(|| Waker::from(Arc::new(Marker)));
+
+fn ended(w: &Waker) -> Option<Done> {
+    if w.will_wake(&FIRED) {
+        Some(Done::Fired)
+    } else if w.will_wake(&SHUTDOWN) {
+        Some(Done::Shutdown)
+    } else {
+        None
+    }
+}
+
+/// One armed timer's shared state: `None` (pending, no task yet), a task's waker (pending),
+/// or a marker (ended).
 #[derive(Default)]
 pub(crate) struct Slot {
-    state: Mutex<State>,
+    state: Mutex<Option<Waker>>,
 }
 
 impl Slot {
@@ -46,36 +60,57 @@ impl Slot {
         Arc::new(Self::default())
     }
 
-    /// Ends the slot and wakes its task, if one is registered.
+    /// Ends the slot (the first end counts) and wakes its task, if one is registered.
     pub(crate) fn finish(&self, how: Done) {
+        let marker = match how {
+            Done::Fired => &*FIRED,
+            Done::Shutdown => &*SHUTDOWN,
+        };
         let mut s = self.state.lock();
-        if s.done == PENDING {
-            s.done = how as u8 + 1;
+        if s.as_ref().and_then(ended).is_some() {
+            return;
         }
-        if let Some(w) = s.waker.take() {
-            w.wake();
+        if let Some(task) = s.replace(marker.clone()) {
+            task.wake();
         }
     }
 
     /// How the slot ended, or `None` with `cx`'s waker registered (replacing an older one).
     pub(crate) fn poll(&self, cx: &Context<'_>) -> Option<Done> {
         let mut s = self.state.lock();
-        match s.done {
-            PENDING => {
-                match &s.waker {
-                    Some(w) if w.will_wake(cx.waker()) => {}
-                    _ => s.waker = Some(cx.waker().clone()),
+        match &*s {
+            Some(w) => {
+                if let Some(done) = ended(w) {
+                    return Some(done);
                 }
-                None
+                if !w.will_wake(cx.waker()) {
+                    *s = Some(cx.waker().clone());
+                }
             }
-            1 => Some(Done::Fired),
-            _ => Some(Done::Shutdown),
+            None => *s = Some(cx.waker().clone()),
         }
+        None
     }
 
     /// Drops the registered waker: nothing wakes the task through this slot from now on.
     pub(crate) fn forget(&self) {
-        let waker = self.state.lock().waker.take();
-        drop(waker);
+        let mut s = self.state.lock();
+        let task = match &*s {
+            Some(w) if ended(w).is_none() => s.take(),
+            _ => None,
+        };
+        drop(s);
+        drop(task);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The size the module docs rely on: 24 bytes, 40 with the `Arc`'s two counts.
+    #[test]
+    fn a_slot_is_24_bytes() {
+        assert_eq!(std::mem::size_of::<Slot>(), 24);
     }
 }
