@@ -37,14 +37,19 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::cell::Cell;
 
-use super::due::Due;
-use super::list::List;
-use super::Entry;
+mod due;
+mod entry;
+mod list;
+mod ordered;
+
 use crate::slab::{Slab, NIL};
 use crate::{
     ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
     TimerKey,
 };
+use due::Due;
+use entry::{take, Entry};
+use list::List;
 
 /// A hashed timing wheel. See the module docs for the design and costs.
 ///
@@ -288,7 +293,7 @@ impl<T> HashedWheel<T> {
     fn fire(&mut self, index: u32) -> Expired<T> {
         self.stats.fired += 1;
         self.fired_since_look = true;
-        super::take(&mut self.slab, index)
+        take(&mut self.slab, index)
     }
 
     /// The end of a sweep that reached `now` past the slots' lower bound and found nothing
@@ -449,7 +454,7 @@ impl<T> Timer<T> for HashedWheel<T> {
         self.stats.drained += order.len() as u64;
         order
             .into_iter()
-            .map(|index| super::take(&mut self.slab, index))
+            .map(|index| take(&mut self.slab, index))
             .collect()
     }
 

@@ -20,7 +20,7 @@
 //! memory without reading the slab at all (each deadline is rebuilt from `low`; dead references
 //! are carried along). Dead references are found and dropped where the slab is read anyway:
 //! when the ready bucket hands timers out, and when the wheel compacts (see
-//! [`hierarchical`](super::hierarchical)). Those slab reads are independent of each other, so
+//! [`hierarchical`](super)). Those slab reads are independent of each other, so
 //! the CPU overlaps their misses instead of chasing one `next` pointer after another.
 //!
 //! # Invariants

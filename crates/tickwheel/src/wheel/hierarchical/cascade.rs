@@ -1,0 +1,161 @@
+//! Cascading: moving the cursor to the next occupied slot and carrying that slot's references
+//! down to the level their deadlines now call for (moved-in-place homes included).
+
+use super::*;
+
+impl<T> HierarchicalWheel<T> {
+    /// The earliest occupied slot: `(level, slot, first tick of the slot)`.
+    #[inline]
+    pub(super) fn next_slot(&self) -> Option<(usize, usize, Tick)> {
+        self.levels.next_slot(self.elapsed)
+    }
+
+    /// Moves the cursor forward to `t`; on entering a new whole-wheel span, brings the overflow
+    /// timers of that span into the levels. The caller guarantees nothing in the levels is due
+    /// before `t` and nothing live is left at the cursor.
+    pub(super) fn advance_to(&mut self, t: Tick) {
+        debug_assert!(t >= self.elapsed && self.due_is_empty());
+        if t == self.elapsed {
+            return;
+        }
+        // What is left in the ready bucket is dead.
+        self.chunks.clear(&mut self.ready);
+        let crossed = span_start(t) != span_start(self.elapsed);
+        self.elapsed = t;
+        if crossed {
+            while let Some(entry) = self.overflow.first_entry() {
+                if entry.key().0 > span_end(t) {
+                    break;
+                }
+                let ((deadline, seq), index) = entry.remove_entry();
+                self.place(index, deadline, seq);
+                self.stats.cascaded += 1;
+            }
+        }
+    }
+
+    /// Empties one slot at the cursor: a level-0 slot is due whole; a coarser one cascades.
+    pub(super) fn process(&mut self, level: usize, slot: usize, start: Tick) {
+        self.advance_to(start);
+        self.stats.slots_scanned += 1;
+        let (mut bucket, marks) = self.levels.take(level, slot);
+        if level == 0 {
+            // Every live timer here is due exactly at `start`: the bucket becomes the ready
+            // bucket as it is, in `seq` order unless a moved timer came down into it.
+            debug_assert!(self.ready.is_empty(), "advance_to empties the ready bucket");
+            debug_assert!(!marks.moved, "no timer is moved in place from level 0");
+            self.ready = bucket;
+            if marks.unsorted {
+                self.chunks.sort_by_seq(&self.ready, &mut self.scratch);
+            }
+            return;
+        }
+        // Below the top level a deadline agrees with the cursor on bits 30 and up: rebuild it
+        // from the reference's low half and leave the slab alone. Dead references move down
+        // with the live ones and are dropped when the slab is read anyway. A level-1 slot that
+        // may be the home of timers moved in place reads every entry instead; a coarser one
+        // carries its references down as they are (a home goes to the place of its own
+        // deadline, which is at or before its timer's), so the reads are spread over the
+        // level-1 cascades instead of one burst for a whole coarse slot.
+        let top = level == LEVELS - 1;
+        debug_assert!(
+            !(top && marks.moved),
+            "no timer is moved in place from the top level"
+        );
+        let read = marks.moved && level == 1;
+        let high = self.elapsed & !u64::from(u32::MAX);
+        let mut batch = [Ref::default(); CHUNK];
+        loop {
+            let n = self.chunks.take_chunk(&mut bucket, &mut batch);
+            if n == 0 {
+                break;
+            }
+            if read {
+                self.warm(&batch[..n]);
+            }
+            for &r in &batch[..n] {
+                if read {
+                    self.cascade_read(r, high, marks.unsorted);
+                } else if marks.moved {
+                    self.carry_home(r, high, marks.unsorted);
+                } else if !top {
+                    self.cascade_one(r.index, high | u64::from(r.low), r.seq, marks.unsorted);
+                } else {
+                    match self.slab.try_at(r.index) {
+                        Some(e) if e.seq == r.seq => {
+                            let deadline = e.deadline;
+                            self.cascade_one(r.index, deadline, r.seq, marks.unsorted);
+                        }
+                        _ => self.stats.stale_skipped += 1,
+                    }
+                }
+            }
+            self.stats.cascaded += n as u64;
+        }
+        if core::mem::take(&mut self.ready_unsorted) {
+            self.chunks.sort_by_seq(&self.ready, &mut self.scratch);
+        }
+    }
+
+    /// Places one cascading timer; from a slot out of `seq` order, its new slot is marked so.
+    #[inline(always)]
+    pub(super) fn cascade_one(&mut self, index: u32, deadline: Tick, seq: u32, unsorted: bool) {
+        self.place(index, deadline, seq);
+        if unsorted {
+            self.mark_unsorted(deadline);
+        }
+    }
+
+    /// Cascades one reference of a slot that may be the home of timers moved in place: a
+    /// live ordinary timer moves down, a moved one whose home this is settles and goes where
+    /// its deadline says (behind references that may come after it in `seq` order, so that
+    /// place is marked unsorted), a dead reference is dropped.
+    pub(super) fn cascade_read(&mut self, r: Ref, high: Tick, unsorted: bool) {
+        let Some(e) = self.slab.try_at(r.index) else {
+            self.stats.stale_skipped += 1;
+            return;
+        };
+        if e.seq == r.seq {
+            self.cascade_one(r.index, high | u64::from(r.low), r.seq, unsorted);
+        } else if is_moved(e.seq) && moved::live_seq(e) == r.seq {
+            let e = self.slab.at_mut(r.index);
+            moved::settle(e, self.elapsed);
+            let (deadline, seq) = (e.deadline, e.seq);
+            self.cascade_one(r.index, deadline, seq, true);
+        } else {
+            self.stats.stale_skipped += 1;
+        }
+    }
+
+    /// Cascades one reference of a coarse slot that may be the home of timers moved in place,
+    /// without reading the slab: to a slot that cascades, marked moved since it may now be a
+    /// home. A reference whose deadline `home` lands in level 0 or at the cursor could name a
+    /// moved timer that a fire must not see as due, so that one is read and settled now.
+    #[inline(always)]
+    pub(super) fn carry_home(&mut self, r: Ref, high: Tick, unsorted: bool) {
+        let home = high | u64::from(r.low);
+        let level = level_for(self.elapsed, home);
+        if level > 0 && in_levels(self.elapsed, home) {
+            // The reference is the same `(index, seq, low)`, in the place of `home`.
+            let slot = slot_for(home, level);
+            self.levels.push(&mut self.chunks, level, slot, r);
+            self.levels.mark_moved(level, slot);
+            if unsorted {
+                self.levels.mark_unsorted(level, slot);
+            }
+        } else {
+            self.cascade_read(r, high, unsorted);
+        }
+    }
+
+    /// Marks the place of a timer due at `deadline` as possibly out of `seq` order (the
+    /// ordered stores are keyed by `seq` and never are).
+    pub(super) fn mark_unsorted(&mut self, deadline: Tick) {
+        if in_levels(self.elapsed, deadline) {
+            let level = level_for(self.elapsed, deadline);
+            self.levels.mark_unsorted(level, slot_for(deadline, level));
+        } else if deadline == self.elapsed {
+            self.ready_unsorted = true;
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! Firing: handing due timers out of the ordered overdue store and the ready bucket, in
+//! deadline and `seq` order, one per call.
+
+use super::*;
+
+impl<T> HierarchicalWheel<T> {
+    /// Live timers still to hand out at the cursor: the overdue store, then the ready bucket.
+    #[inline]
+    pub(super) fn due_is_empty(&self) -> bool {
+        self.overdue.is_empty() && self.ready.is_empty()
+    }
+
+    /// The next due timer, out of the slab: overdue ones first (all earlier), then the ready
+    /// bucket in order, dropping its dead references on the way.
+    #[inline]
+    pub(super) fn pop_due(&mut self) -> Option<Expired<T>> {
+        if !self.overdue.is_empty() {
+            let (_, index) = self.overdue.pop_first()?;
+            return Some(self.take(index));
+        }
+        self.warm_ready_chunk();
+        let mut skipped = 0;
+        let mut fired = None;
+        while let Some(r) = self.chunks.pop(&mut self.ready) {
+            if let Some((key, e)) = self.slab.take_if(r.index, |e| e.seq == r.seq) {
+                fired = Some(e.into_expired(key));
+                break;
+            }
+            skipped += 1;
+        }
+        self.stats.stale_skipped += skipped;
+        fired
+    }
+
+    /// When the ready bucket's cursor enters a chunk, reads the slab entries of all its (up to
+    /// 64) references in one tight loop. The reads are independent, so their cache misses
+    /// overlap (tens in flight) instead of one per `poll` call, and the next polls find their
+    /// entries in cache. No `unsafe` prefetch: plain loads whose values feed a `black_box`.
+    #[inline]
+    pub(super) fn warm_ready_chunk(&self) {
+        let refs = self.chunks.fresh_chunk(&self.ready);
+        if refs.len() >= 2 {
+            self.warm(refs);
+        }
+    }
+
+    /// Reads the slab entries of up to a chunk of references in one tight loop, so their
+    /// misses overlap before the code that needs them reads them one by one: the ready
+    /// bucket's pops, a cascade of moved timers.
+    #[inline]
+    pub(super) fn warm(&self, refs: &[Ref]) {
+        let mut sum = 0u32;
+        for r in refs {
+            if let Some(e) = self.slab.try_at(r.index) {
+                sum = sum.wrapping_add(e.seq);
+            }
+        }
+        core::hint::black_box(sum);
+    }
+
+    /// Takes a timer (already out of every place) out of the slab.
+    pub(super) fn take(&mut self, index: u32) -> Expired<T> {
+        let key = self.slab.key_at(index);
+        self.slab.remove_at(index).into_expired(key)
+    }
+
+    /// [`poll`](Timer::poll) past the idle check: fires, cascades, or moves the cursor.
+    #[inline(never)]
+    pub(super) fn poll_due(&mut self) -> Option<Expired<T>> {
+        let now = self.now;
+        if self.nursery.min() <= now {
+            // The cursor could reach a placement not pushed yet: push them all. Otherwise they
+            // wait, which neither hides a due timer nor misplaces one (see `nursery`).
+            self.flush(usize::MAX);
+        }
+        loop {
+            if let Some(expired) = self.pop_due() {
+                self.stats.fired += 1;
+                self.fired_since_hint = true;
+                return Some(expired);
+            }
+            match self.next_slot() {
+                Some((level, slot, start)) if start <= now => self.process(level, slot, start),
+                Some(_) => break,
+                None => match self.overflow.first_key_value() {
+                    // Levels are empty: jump the cursor to the start of that timer's span.
+                    Some((&(d, _), _)) if d <= now => self.advance_to(span_start(d)),
+                    _ => break,
+                },
+            }
+        }
+        // Nothing is due by `now`. The earliest slot's start stays the same when the cursor
+        // moves up to `now` (no slot boundary is crossed before it).
+        let placed = match self.next_slot() {
+            Some((_, _, start)) => start,
+            None => self
+                .overflow
+                .first_key_value()
+                .map_or(Tick::MAX, |(&(d, _), _)| d),
+        };
+        self.hint = placed.min(self.nursery.min());
+        // `now` reached what `next_deadline` answered and nothing was due: an early answer,
+        // unless this poll only ends a run of fires.
+        if !core::mem::take(&mut self.fired_since_hint) {
+            self.stats.empty_wakeups += 1;
+        }
+        // Bring the cursor up so later inserts land on fine levels.
+        self.advance_to(now);
+        None
+    }
+}

@@ -1,0 +1,179 @@
+//! [`HierarchicalWheel::invariants`]: every invariant of the module docs, checked in full (the
+//! contract and model tests call it after every operation).
+
+use super::*;
+
+impl<T> HierarchicalWheel<T> {
+    /// Panics, naming the invariant, if any does not hold.
+    pub(super) fn invariants(&self) {
+        self.slab.check();
+        assert!(self.elapsed <= self.now, "cursor ahead of now");
+        for (&(d, seq), &i) in &self.overdue {
+            let e = self.slab.at(i);
+            assert_eq!((e.deadline, e.seq), (d, seq), "overdue key disagrees");
+            assert!(d < self.elapsed, "overdue timer not behind the cursor");
+            assert!(
+                self.hint <= d,
+                "hint {} above overdue deadline {d}",
+                self.hint
+            );
+        }
+        let ready = self.chunks.collect_live(&self.ready, &self.slab);
+        assert!(!self.ready_unsorted, "the ready bucket was left unsorted");
+        for r in &ready {
+            assert!(
+                !is_moved(self.slab.at(r.index).seq),
+                "a timer moved in place has its home in the ready bucket"
+            );
+            assert_eq!(
+                self.slab.at(r.index).deadline,
+                self.elapsed,
+                "ready timer not at the cursor"
+            );
+            assert!(self.hint <= self.elapsed, "hint above a ready timer");
+        }
+        for pair in ready.windows(2) {
+            assert!(
+                pair[0].seq < pair[1].seq,
+                "ready bucket out of first-in first-out order"
+            );
+        }
+        for (l, s, bucket) in self.levels.buckets() {
+            assert_eq!(
+                self.levels.is_marked(l, s),
+                !bucket.is_empty(),
+                "occupancy bit of level {l} slot {s} is wrong"
+            );
+            let marks = self.levels.marks(l, s);
+            let live = self.chunks.collect_live(bucket, &self.slab);
+            let high = self.elapsed & !u64::from(u32::MAX);
+            for r in &live {
+                let e = self.slab.at(r.index);
+                let d = if is_moved(e.seq) {
+                    // The home of a timer moved in place: the reference's deadline decides
+                    // the slot, and the timer is due at or after it.
+                    assert!(l > 0 && marks.moved, "unmarked home in level {l} slot {s}");
+                    let home = high | u64::from(r.low);
+                    let (due, order) = moved::unpacked(e, self.elapsed);
+                    assert!(due >= home, "timer moved in place earlier than its home");
+                    assert!(
+                        moved::encodable(self.elapsed, due) && order < self.seq,
+                        "moved entry {due}/{order} does not decode"
+                    );
+                    home
+                } else {
+                    e.deadline
+                };
+                assert!(
+                    d > self.elapsed,
+                    "level {l} holds a timer at or behind the cursor"
+                );
+                assert_eq!(
+                    level_for(self.elapsed, d),
+                    l,
+                    "timer {d} on the wrong level"
+                );
+                assert_eq!(slot_for(d, l), s, "timer {d} in the wrong slot");
+                assert!(self.hint <= d, "hint {} above deadline {d}", self.hint);
+            }
+            if !marks.unsorted {
+                let ordinary: Vec<_> = live
+                    .iter()
+                    .map(|r| self.slab.at(r.index))
+                    .filter(|e| !is_moved(e.seq))
+                    .collect();
+                for pair in ordinary.windows(2) {
+                    assert!(
+                        pair[0].deadline != pair[1].deadline || pair[0].seq < pair[1].seq,
+                        "equal deadlines out of first-in first-out order in level {l} slot {s}"
+                    );
+                }
+            }
+        }
+        for (&(d, seq), &i) in &self.overflow {
+            let e = self.slab.at(i);
+            assert_eq!((e.deadline, e.seq), (d, seq), "overflow key disagrees");
+            assert!(
+                d > self.elapsed && level_for(self.elapsed, d) >= LEVELS,
+                "overflow holds a timer the levels should"
+            );
+            assert!(self.hint <= d, "hint {} above deadline {d}", self.hint);
+        }
+        assert!(
+            self.nursery.len() <= self.nursery.capacity() && !self.nursery.is_full(),
+            "nursery left full after an operation"
+        );
+        let held: Vec<Placement> = self.nursery.iter().collect();
+        for p in &held {
+            assert!(p.seq < self.seq, "nursery placement from the future");
+            if let Some(d) = stamped::live_deadline(&self.slab, p.index, p.seq) {
+                assert!(
+                    self.nursery.min() <= d,
+                    "nursery bound above a deadline held"
+                );
+                assert!(
+                    in_levels(self.elapsed, d),
+                    "nursery placement {d} outside the levels"
+                );
+                assert!(self.hint <= d, "hint above a nursery deadline");
+            } else {
+                assert!(
+                    self.slab
+                        .try_at(p.index)
+                        .map_or(true, |e| moved::live_seq(e) != p.seq),
+                    "a timer moved in place while its placement was in the nursery"
+                );
+            }
+        }
+        for pair in held.windows(2) {
+            assert!(pair[0].seq < pair[1].seq, "nursery placements out of order");
+        }
+        let refs: usize = self
+            .levels
+            .buckets()
+            .map(|(_, _, b)| b.len())
+            .sum::<usize>()
+            + self.ready.len();
+        assert_eq!(
+            refs,
+            self.refs(),
+            "a slot holds references but is not marked occupied"
+        );
+        // Every push that took a chunk found the references within the bound (or compacted
+        // first); each bucket has taken fewer than a chunk's worth of pushes since, and
+        // otherwise only cancels and fires (which add none) and timers entering from the
+        // overflow (pending at that push) can have changed them.
+        let unchecked = (CHUNK - 1) * (LEVELS * SLOTS + 1);
+        assert!(
+            refs <= (COMPACT_RATIO + 1) * self.slab.slots() + COMPACT_SLACK + 1 + unchecked,
+            "{} references for at most {} pending timers and not compacted",
+            refs,
+            self.slab.slots()
+        );
+        let owned: usize = self
+            .levels
+            .buckets()
+            .map(|(_, _, b)| self.chunks.chunks_of(b))
+            .sum::<usize>()
+            + self.chunks.chunks_of(&self.ready);
+        assert_eq!(
+            owned + self.chunks.free_chunks(),
+            self.chunks.total_chunks(),
+            "a chunk is lost or in two lists"
+        );
+        let mut all = self.all_indices();
+        for &i in &all {
+            let e = self.slab.at(i);
+            let order = moved::unpacked(e, self.elapsed).1;
+            assert!(
+                order < self.seq && moved::live_seq(e) < self.seq,
+                "seq from the future"
+            );
+        }
+        let placed = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), placed, "a timer has two live references");
+        assert_eq!(placed, self.slab.len(), "a timer is in no place");
+    }
+}

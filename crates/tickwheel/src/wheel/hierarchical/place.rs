@@ -1,0 +1,223 @@
+//! Placement: where a timer's one live reference goes (the ready bucket, a level slot, the
+//! nursery, or an ordered store), pushing it there, and taking it out of an ordered store.
+
+use super::*;
+
+impl<T> HierarchicalWheel<T> {
+    /// Puts a timer's reference where its deadline says. The slot and ready cases are inline;
+    /// the ordered stores (past deadlines, beyond the top level) are out of line, so the hot
+    /// path saves no registers for them.
+    #[inline(always)]
+    pub(super) fn place(&mut self, index: u32, deadline: Tick, seq: u32) {
+        self.lower_hint(deadline);
+        if in_levels(self.elapsed, deadline) {
+            self.push_to_levels(index, deadline, seq);
+        } else if deadline == self.elapsed {
+            let r = Ref::to(index, seq, deadline);
+            if Chunks::push_needs_chunk(&self.ready) {
+                self.maybe_compact();
+            }
+            self.chunks.push(&mut self.ready, r);
+        } else {
+            self.place_ordered(index, deadline, seq);
+        }
+    }
+
+    /// Pushes a reference into the level slot its deadline picks; the caller checked that the
+    /// deadline is in the levels and lowered `hint`.
+    #[inline(always)]
+    pub(super) fn push_to_levels(&mut self, index: u32, deadline: Tick, seq: u32) {
+        let level = level_for(self.elapsed, deadline);
+        let slot = slot_for(deadline, level);
+        // The reference is built in each branch: one shared value passed to the call below
+        // went through the stack and stalled the fast path's store on reading it back.
+        if Chunks::push_needs_chunk(self.levels.bucket(level, slot)) {
+            self.push_to_new_chunk(level, slot, index, deadline, seq);
+        } else {
+            let r = Ref::to(index, seq, deadline);
+            self.levels.push_to_tail(&mut self.chunks, level, slot, r);
+        }
+    }
+
+    /// [`push_to_levels`](Self::push_to_levels) into a slot that needs a new chunk, the one
+    /// place the arena may grow: compacts first if the references are above the bound. Once
+    /// per [`CHUNK`] pushes into a slot, so out of line, which keeps the push's registers free.
+    #[inline(never)]
+    pub(super) fn push_to_new_chunk(
+        &mut self,
+        level: usize,
+        slot: usize,
+        index: u32,
+        deadline: Tick,
+        seq: u32,
+    ) {
+        self.maybe_compact();
+        let r = Ref::to(index, seq, deadline);
+        // The compaction may have left this slot's tail chunk with room: `push` tests again.
+        self.levels.push(&mut self.chunks, level, slot, r);
+    }
+
+    /// Keeps `hint` at most every pending deadline. Written only when it falls, which is
+    /// rare once a wheel holds timers.
+    #[inline(always)]
+    pub(super) fn lower_hint(&mut self, deadline: Tick) {
+        if deadline < self.hint {
+            self.hint = deadline;
+        }
+    }
+
+    /// Puts a new timer in the slab with order `seq`, which it then consumes; a refused
+    /// insert takes no seq.
+    #[inline(always)]
+    pub(super) fn store(
+        &mut self,
+        deadline: Tick,
+        payload: T,
+        seq: u32,
+    ) -> Result<TimerKey, InsertError<T>> {
+        match self.slab.insert(Stamped::new(deadline, payload, seq)) {
+            Ok(key) => {
+                self.seq = seq + 1;
+                Ok(key)
+            }
+            Err(entry) => {
+                self.stats.rejected += 1;
+                Err(InsertError::Full(entry.payload))
+            }
+        }
+    }
+
+    /// [`place`](Self::place) for an insert or a reset: a placement into the levels goes to
+    /// the nursery when that holds inserts or anything at all (behind every placement made
+    /// before it).
+    #[inline(always)]
+    pub(super) fn place_in_turn(&mut self, index: u32, deadline: Tick, seq: u32) {
+        if self.nursery.must_queue() && in_levels(self.elapsed, deadline) {
+            self.defer(index, deadline, seq);
+        } else {
+            self.place(index, deadline, seq);
+        }
+    }
+
+    /// Records a placement into the levels (the caller checked the deadline is there) in the
+    /// nursery, and makes room if that filled it, so the nursery is never full between
+    /// operations. Besides sparing a timer cancelled soon its push, this keeps `reset` short:
+    /// its slab access is the one likely to miss, and with the push (level, slot, chunk
+    /// bookkeeping) moved out of it, the few instructions left let the out-of-order window
+    /// reach the next operations' misses and overlap them.
+    #[inline(always)]
+    pub(super) fn defer(&mut self, index: u32, deadline: Tick, seq: u32) {
+        self.lower_hint(deadline);
+        self.nursery.push(Placement { index, seq }, deadline);
+        if self.nursery.is_full() {
+            self.make_room();
+        }
+    }
+
+    /// [`Timer::reset`] in every case: renumbering, the ordered stores, a stale key.
+    #[inline(never)]
+    pub(super) fn reset_anywhere(
+        &mut self,
+        key: TimerKey,
+        deadline: Tick,
+    ) -> Result<(), StaleKeyError> {
+        if self.seq >= SEQ_LIMIT {
+            self.renumber();
+        }
+        let seq = self.seq;
+        let e = self.slab.get_mut(key).ok_or(StaleKeyError { key })?;
+        // A timer moved in place has its home in a bucket: nothing to unplace.
+        let old = (!is_moved(e.seq)).then_some((e.deadline, e.seq));
+        e.deadline = deadline;
+        e.seq = seq;
+        self.seq += 1;
+        self.stats.reset += 1;
+        // The entry holds the new seq now, so the old reference counts as dead.
+        if let Some((old, old_seq)) = old {
+            self.unplace(key.index, old, old_seq);
+        }
+        self.place_in_turn(key.index, deadline, seq);
+        Ok(())
+    }
+
+    /// [`Timer::insert`] in every case: renumbering, a deferred batch, a compaction, the
+    /// ready bucket and the ordered stores.
+    #[inline(never)]
+    pub(super) fn insert_anywhere(
+        &mut self,
+        deadline: Tick,
+        payload: T,
+    ) -> Result<TimerKey, InsertError<T>> {
+        if self.seq >= SEQ_LIMIT {
+            self.renumber();
+        }
+        let seq = self.seq;
+        let key = self.store(deadline, payload, seq)?;
+        self.place_in_turn(key.index, deadline, seq);
+        Ok(key)
+    }
+
+    /// Pushes the `n` oldest placements of the nursery (at most all it holds) into their
+    /// slots, in order, and drops the dead ones (their timers were cancelled or reset since);
+    /// returns how many were dead. The cursor has not reached any of their deadlines (`poll`
+    /// pushes them all first), so each live one still belongs in the levels, where the current
+    /// cursor puts it.
+    #[inline(never)]
+    pub(super) fn flush(&mut self, n: usize) -> usize {
+        let mut dead = 0;
+        let mut left = n;
+        let mut batch = [Placement::default(); TAKE];
+        while left > 0 {
+            let k = self.nursery.take_oldest(left, &mut batch);
+            if k == 0 {
+                break;
+            }
+            left -= k;
+            for p in &batch[..k] {
+                // Live iff the entry still holds the placement's seq; its deadline is then the
+                // one the placement was made with.
+                let Some(deadline) = stamped::live_deadline(&self.slab, p.index, p.seq) else {
+                    dead += 1;
+                    continue;
+                };
+                debug_assert!(in_levels(self.elapsed, deadline));
+                self.push_to_levels(p.index, deadline, p.seq);
+            }
+        }
+        self.stats.stale_skipped += dead as u64;
+        dead
+    }
+
+    /// [`place`](Self::place) for a deadline behind the cursor or beyond the top level.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn place_ordered(&mut self, index: u32, deadline: Tick, seq: u32) {
+        if deadline < self.elapsed {
+            self.overdue.insert((deadline, seq), index);
+        } else {
+            self.overflow.insert((deadline, seq), index);
+        }
+    }
+
+    /// Retires the place of a timer that was cancelled or took a new seq. A reference in a
+    /// bucket just goes dead where it is; an ordered store drops its key now.
+    #[inline(always)]
+    pub(super) fn unplace(&mut self, index: u32, deadline: Tick, seq: u32) {
+        if in_ordered_store(self.elapsed, deadline) {
+            self.unplace_ordered(index, deadline, seq);
+        }
+    }
+
+    /// [`unplace`](Self::unplace) for a deadline behind the cursor or beyond the top level.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn unplace_ordered(&mut self, index: u32, deadline: Tick, seq: u32) {
+        let store = if deadline < self.elapsed {
+            &mut self.overdue
+        } else {
+            &mut self.overflow
+        };
+        let removed = store.remove(&(deadline, seq));
+        debug_assert_eq!(removed, Some(index), "ordered store lost a timer");
+    }
+}
