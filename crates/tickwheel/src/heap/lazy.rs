@@ -386,8 +386,8 @@ impl<T> Timer<T> for LazyHeap<T> {
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
         let index = self.slab.resolve(key)?;
         let entry = self.slab.remove_at(index);
-        if self.offset(entry.deadline).is_none() {
-            self.outside.remove(&(entry.deadline, entry.seq));
+        if self.offset(entry.deadline()).is_none() {
+            self.outside.remove(&(entry.deadline(), entry.seq));
         }
         self.stats.cancelled += 1;
         self.tidy();
@@ -399,9 +399,9 @@ impl<T> Timer<T> for LazyHeap<T> {
         // Take the seq first: a renumbering changes the timer's current one.
         let seq = self.next_seq();
         let entry = self.slab.at_mut(index);
-        let old = (entry.deadline, entry.seq);
+        let old = (entry.deadline(), entry.seq);
         entry.seq = seq;
-        entry.deadline = deadline;
+        entry.set_deadline(deadline);
         if self.offset(old.0).is_none() {
             self.outside.remove(&old);
         }
@@ -426,7 +426,7 @@ impl<T> Timer<T> for LazyHeap<T> {
     }
 
     fn deadline(&self, key: TimerKey) -> Option<Tick> {
-        self.slab.get(key).map(|e| e.deadline)
+        self.slab.get(key).map(|e| e.deadline())
     }
 
     fn get(&self, key: TimerKey) -> Option<&T> {
@@ -504,7 +504,7 @@ impl<T> Timer<T> for LazyHeap<T> {
         for &item in items.iter().filter(|i| i.is_live(&self.slab)) {
             live += 1;
             assert_eq!(
-                self.slab.at(item.index).deadline,
+                self.slab.at(item.index).deadline(),
                 self.deadline_of(item),
                 "live element disagrees with its timer's deadline"
             );
@@ -512,7 +512,7 @@ impl<T> Timer<T> for LazyHeap<T> {
         for (&(deadline, seq), &index) in &self.outside {
             let entry = self.slab.try_at(index).expect("outside timer not pending");
             assert_eq!(
-                (entry.deadline, entry.seq),
+                (entry.deadline(), entry.seq),
                 (deadline, seq),
                 "outside entry disagrees with its timer"
             );

@@ -83,7 +83,7 @@ impl<T> HierarchicalWheel<T> {
                 } else {
                     match self.slab.try_at(r.index) {
                         Some(e) if e.seq == r.seq => {
-                            let deadline = e.deadline;
+                            let deadline = e.deadline();
                             self.cascade_one(r.index, deadline, r.seq, marks.unsorted);
                         }
                         _ => self.stats.stale_skipped += 1,
@@ -120,7 +120,7 @@ impl<T> HierarchicalWheel<T> {
         } else if is_moved(e.seq) && moved::live_seq(e) == r.seq {
             let e = self.slab.at_mut(r.index);
             moved::settle(e, self.elapsed);
-            let (deadline, seq) = (e.deadline, e.seq);
+            let (deadline, seq) = (e.deadline(), e.seq);
             self.cascade_one(r.index, deadline, seq, true);
         } else {
             self.stats.stale_skipped += 1;

@@ -10,7 +10,7 @@ impl<T> HierarchicalWheel<T> {
         assert!(self.elapsed <= self.now, "cursor ahead of now");
         for (&(d, seq), &i) in &self.overdue {
             let e = self.slab.at(i);
-            assert_eq!((e.deadline, e.seq), (d, seq), "overdue key disagrees");
+            assert_eq!((e.deadline(), e.seq), (d, seq), "overdue key disagrees");
             assert!(d < self.elapsed, "overdue timer not behind the cursor");
             assert!(
                 self.hint <= d,
@@ -26,7 +26,7 @@ impl<T> HierarchicalWheel<T> {
                 "a timer moved in place has its home in the ready bucket"
             );
             assert_eq!(
-                self.slab.at(r.index).deadline,
+                self.slab.at(r.index).deadline(),
                 self.elapsed,
                 "ready timer not at the cursor"
             );
@@ -62,7 +62,7 @@ impl<T> HierarchicalWheel<T> {
                     );
                     home
                 } else {
-                    e.deadline
+                    e.deadline()
                 };
                 assert!(
                     d > self.elapsed,
@@ -84,7 +84,7 @@ impl<T> HierarchicalWheel<T> {
                     .collect();
                 for pair in ordinary.windows(2) {
                     assert!(
-                        pair[0].deadline != pair[1].deadline || pair[0].seq < pair[1].seq,
+                        pair[0].deadline() != pair[1].deadline() || pair[0].seq < pair[1].seq,
                         "equal deadlines out of first-in first-out order in level {l} slot {s}"
                     );
                 }
@@ -92,7 +92,7 @@ impl<T> HierarchicalWheel<T> {
         }
         for (&(d, seq), &i) in &self.overflow {
             let e = self.slab.at(i);
-            assert_eq!((e.deadline, e.seq), (d, seq), "overflow key disagrees");
+            assert_eq!((e.deadline(), e.seq), (d, seq), "overflow key disagrees");
             assert!(
                 d > self.elapsed && level_for(self.elapsed, d) >= LEVELS,
                 "overflow holds a timer the levels should"

@@ -242,7 +242,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         // The reference goes dead where it lies; the next push compacts if it must.
         let entry = self.slab.remove(key)?;
         if !is_moved(entry.seq) {
-            self.unplace(key.index, entry.deadline, entry.seq);
+            self.unplace(key.index, entry.deadline(), entry.seq);
         }
         self.stats.cancelled += 1;
         Some(entry.payload)
@@ -276,7 +276,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             self.stats.reset += 1;
             return Ok(());
         }
-        let old = e.deadline;
+        let old = e.deadline();
         if in_ordered_store(elapsed, old) {
             return self.reset_anywhere(key, deadline);
         }
@@ -297,7 +297,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             return Ok(());
         }
         // The entry takes the new seq, so its old reference counts as dead where it lies.
-        e.deadline = deadline;
+        e.set_deadline(deadline);
         e.seq = seq;
         self.seq += 1;
         self.stats.reset += 1;

@@ -34,7 +34,7 @@
 //! | memory | none: the 24 B entry is reused |
 
 use crate::slab::Slab;
-use crate::stamped::Stamped;
+use crate::stamped::{Stamped, Word};
 use crate::Tick;
 
 /// The `seq` bit of an entry moved in place. Seqs are renumbered before they reach it.
@@ -61,7 +61,7 @@ pub(crate) fn encodable(elapsed: Tick, deadline: Tick) -> bool {
 #[inline(always)]
 pub(crate) fn move_in_place<T>(e: &mut Stamped<T>, home: u32, deadline: Tick, seq: u32) {
     debug_assert!(!is_moved(home) && !is_moved(seq));
-    e.deadline = (Tick::from(home) << 32) | (deadline & LOW);
+    e.word = Word::packed(home, deadline as u32);
     e.seq = seq | MOVED;
 }
 
@@ -71,7 +71,7 @@ pub(crate) fn move_in_place<T>(e: &mut Stamped<T>, home: u32, deadline: Tick, se
 #[inline(always)]
 pub(crate) fn may_move_again<T>(e: &Stamped<T>, elapsed: Tick, deadline: Tick) -> bool {
     debug_assert!(is_moved(e.seq));
-    encodable(elapsed, deadline) && deadline & LOW >= e.deadline & LOW
+    encodable(elapsed, deadline) && deadline as u32 >= e.word.low()
 }
 
 /// Moves a moved entry in place again (the caller checked [`may_move_again`]): the same home,
@@ -79,7 +79,7 @@ pub(crate) fn may_move_again<T>(e: &Stamped<T>, elapsed: Tick, deadline: Tick) -
 #[inline(always)]
 pub(crate) fn move_again<T>(e: &mut Stamped<T>, deadline: Tick, seq: u32) {
     debug_assert!(is_moved(e.seq) && !is_moved(seq));
-    e.deadline = (e.deadline & !LOW) | (deadline & LOW);
+    e.word = Word::packed(e.word.home(), deadline as u32);
     e.seq = seq | MOVED;
 }
 
@@ -87,7 +87,7 @@ pub(crate) fn move_again<T>(e: &mut Stamped<T>, deadline: Tick, seq: u32) {
 #[inline(always)]
 pub(crate) fn live_seq<T>(e: &Stamped<T>) -> u32 {
     if is_moved(e.seq) {
-        (e.deadline >> 32) as u32
+        e.word.home()
     } else {
         e.seq
     }
@@ -104,9 +104,9 @@ pub(crate) fn is_live<T>(slab: &Slab<Stamped<T>>, index: u32, seq: u32) -> bool 
 #[inline]
 pub(crate) fn unpacked<T>(e: &Stamped<T>, elapsed: Tick) -> (Tick, u32) {
     if is_moved(e.seq) {
-        ((elapsed & !LOW) | (e.deadline & LOW), e.seq & !MOVED)
+        ((elapsed & !LOW) | Tick::from(e.word.low()), e.seq & !MOVED)
     } else {
-        (e.deadline, e.seq)
+        (e.deadline(), e.seq)
     }
 }
 
@@ -114,7 +114,9 @@ pub(crate) fn unpacked<T>(e: &Stamped<T>, elapsed: Tick) -> (Tick, u32) {
 /// dead from then on. No-op for an ordinary entry.
 #[inline]
 pub(crate) fn settle<T>(e: &mut Stamped<T>, elapsed: Tick) {
-    (e.deadline, e.seq) = unpacked(e, elapsed);
+    let (deadline, seq) = unpacked(e, elapsed);
+    e.set_deadline(deadline);
+    e.seq = seq;
 }
 
 #[cfg(test)]
@@ -143,10 +145,10 @@ mod tests {
         move_again(&mut e, later + 9, 50);
         assert_eq!((live_seq(&e), unpacked(&e, elapsed)), (9, (later + 9, 50)));
         settle(&mut e, elapsed + 40);
-        assert_eq!((e.deadline, e.seq, live_seq(&e)), (later + 9, 50, 50));
+        assert_eq!((e.deadline(), e.seq, live_seq(&e)), (later + 9, 50, 50));
         settle(&mut e, elapsed + 40);
         assert_eq!(
-            (e.deadline, e.seq),
+            (e.deadline(), e.seq),
             (later + 9, 50),
             "settling twice changes nothing"
         );

@@ -127,8 +127,8 @@ impl<T> HierarchicalWheel<T> {
         let seq = self.seq;
         let e = self.slab.get_mut(key).ok_or(StaleKeyError { key })?;
         // A timer moved in place has its home in a bucket: nothing to unplace.
-        let old = (!is_moved(e.seq)).then_some((e.deadline, e.seq));
-        e.deadline = deadline;
+        let old = (!is_moved(e.seq)).then_some((e.deadline(), e.seq));
+        e.set_deadline(deadline);
         e.seq = seq;
         self.seq += 1;
         self.stats.reset += 1;

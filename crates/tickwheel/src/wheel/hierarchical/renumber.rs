@@ -58,7 +58,7 @@ impl<T> HierarchicalWheel<T> {
             let e = self.slab.at_mut(index);
             moved::settle(e, self.elapsed);
             e.seq = n as u32;
-            let deadline = e.deadline;
+            let deadline = e.deadline();
             self.place(index, deadline, n as u32);
         }
         self.seq = order.len() as u32;
