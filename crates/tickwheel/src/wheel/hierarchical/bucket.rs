@@ -491,6 +491,13 @@ impl Chunks {
 mod tests {
     use super::*;
 
+    /// The sizes the cost table states: a 12 B reference, a 768 B chunk.
+    #[test]
+    fn a_reference_is_12_bytes_and_a_chunk_768() {
+        assert_eq!(core::mem::size_of::<Ref>(), 12);
+        assert_eq!(CHUNK * core::mem::size_of::<Ref>(), 768);
+    }
+
     fn stamped(seq: u32) -> Stamped<u32> {
         Stamped::new(0, seq, seq)
     }

@@ -99,7 +99,7 @@ pub(crate) fn span_end(t: Tick) -> Tick {
 /// All six levels: 64 slot buckets per level and one occupancy word per level. The buckets'
 /// chunks live in the wheel's [`Chunks`] arena, passed in.
 ///
-/// The six words sit together in one cache line, apart from the 9 KiB of buckets, so finding
+/// The six words sit together in one cache line, apart from the buckets, so finding
 /// the earliest slot reads one line however the buckets are spread.
 pub(crate) struct Levels {
     /// Bit `s` of `occupied[l]` is set iff `slots[l][s]` holds a reference (live or dead).
@@ -291,6 +291,13 @@ impl Levels {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The size the wheel's cost table states.
+    #[test]
+    fn the_bucket_table_is_7680_bytes() {
+        assert_eq!(core::mem::size_of::<Bucket>(), 20);
+        assert_eq!(core::mem::size_of::<[[Bucket; SLOTS]; LEVELS]>(), 7_680);
+    }
 
     /// The level/slot rules checked against their definition: the level is the highest 6-bit
     /// group where `elapsed` and `deadline` differ, and the slot's range contains the deadline

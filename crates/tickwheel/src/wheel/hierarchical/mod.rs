@@ -12,7 +12,7 @@
 //!
 //! Slots are [`bucket`]s: chunk lists of `(index, seq, low deadline bits)` references into the slab with
 //! lazy deletion. Cancel and reset write only the timer's own slab entry (and a counter), never
-//! a neighbour; a cascade or a fire walks a vector, so the misses on the entries it reads
+//! a neighbour; a cascade or a fire walks a slot's chunks, so the misses on the entries it reads
 //! overlap instead of following a linked list one miss at a time.
 //!
 //! A reset that pushes a timer later while its reference sits in a slot of level 1 or higher
@@ -63,12 +63,12 @@
 //! # Costs
 //! | operation | cost |
 //! |---|---|
-//! | insert | O(1) amortised: a few bit operations and a push at the end of a slot's vector, or into the nursery and later (if still pending) from there (a push that takes a chunk may compact first: amortised O(1) per dead reference it drops) |
+//! | insert | O(1) amortised: a few bit operations and a push at the end of a slot's last chunk, or into the nursery and later (if still pending) from there (a push that takes a chunk may compact first: amortised O(1) per dead reference it drops) |
 //! | cancel, reset | O(1) amortised: the timer's own entry, a counter, and (reset) a push into the nursery, or for a later deadline nothing more; overdue or overflow: O(log n) |
 //! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once; a marked level-1 slot reads one entry per reference (coarser marked slots carry theirs down unread); a slot marked unsorted is sorted (O(k log k)) |
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
-//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn: the arena grows only for a push that found them within that) + `Vec` growth; 12 KiB of buckets and an 8 KiB nursery per wheel |
+//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn: the arena grows only for a push that found them within that) + `Vec` growth; 7,680 B of buckets (384 of 20 B) and an 8 KiB nursery per wheel |
 //!
 //! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
 //! and Varghese & Lauck's hierarchical scheme 7; lazy deletion as in asyncio's heap.

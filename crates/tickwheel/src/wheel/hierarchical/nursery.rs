@@ -228,6 +228,12 @@ impl Nursery {
 mod tests {
     use super::*;
 
+    /// The size the cost table states.
+    #[test]
+    fn the_ring_is_8_kib() {
+        assert_eq!(core::mem::size_of::<[Placement; NURSERY]>(), 8 * 1024);
+    }
+
     fn at(seq: u32) -> Placement {
         Placement {
             index: seq * 10,
