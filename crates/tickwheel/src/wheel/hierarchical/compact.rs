@@ -52,7 +52,7 @@ impl<T> HierarchicalWheel<T> {
 
     /// References in the buckets (the levels' and `ready`), live or dead: counted over the
     /// occupied slots when a compaction may be due, not kept by every push. A counter updated
-    /// per push measured 4–5 % of `insert` (`docs/bench-profile.md`).
+    /// per push measured about 4 % of `insert` (`docs/bench-profile.md`).
     pub(super) fn refs(&self) -> usize {
         self.levels.refs() + self.ready.len()
     }
