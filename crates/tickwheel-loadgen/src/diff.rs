@@ -229,6 +229,7 @@ fn exact(r: &ResultJson) -> Vec<(&'static str, u64)> {
         ("work.slots_scanned", r.work.slots_scanned),
         ("work.stale_skipped", r.work.stale_skipped),
         ("work.compactions", r.work.compactions),
+        ("work.max_call_work", r.work.max_call_work),
     ]
 }
 

@@ -12,7 +12,9 @@
 //!    [`StaleKeyError`], even after its storage is reused; so does a key another timer issued
 //!    (each timer starts its generations elsewhere on the `u32` circle; the residual chance is
 //!    in the slab's docs).
-//! 6. **Bounded work per call.** `poll` returns one timer per call.
+//! 6. **Bounded work per call.** `poll` returns one timer per call. The most work any one call
+//!    did is counted ([`Stats::max_call_work`]); each design's cost table says how large a
+//!    single call can get.
 //! 7. **Next deadline.** `next_deadline()` is never later than the earliest pending deadline.
 //! 8. **Any deadline.** Past deadlines fire at the next poll; `u64::MAX` is accepted.
 //! 9. **Bounded when asked.** With a capacity, an insert beyond it is refused with the payload.
@@ -88,6 +90,10 @@ pub struct Stats {
     /// until `next_deadline` makes in vain (see [`Timer::next_deadline`] for how early an
     /// answer can be). Always 0 on the heaps, whose answer is exact.
     pub empty_wakeups: u64,
+    /// Wheels: the most work any one call did, in units of one reference moved, read or
+    /// dropped, or one slot visited (the hashed wheel also counts each 64-slot word of its
+    /// ring it looked at). Each wheel's cost table states its bound.
+    pub max_call_work: u64,
 }
 
 /// Construction options shared by all implementations.

@@ -288,6 +288,9 @@ pub(crate) struct WorkJson {
     pub(crate) stale_skipped: u64,
     /// Heap rebuilds (lazy heap).
     pub(crate) compactions: u64,
+    /// The most work one call did (wheels): references moved, read or dropped, slots visited.
+    #[serde(default)]
+    pub(crate) max_call_work: u64,
 }
 
 /// One implementation's result.
@@ -475,6 +478,7 @@ impl ResultJson {
                 slots_scanned: o.stats.slots_scanned,
                 stale_skipped: o.stats.stale_skipped,
                 compactions: o.stats.compactions,
+                max_call_work: o.stats.max_call_work,
             },
             repetitions: Vec::new(),
         }

@@ -245,6 +245,9 @@ pub(crate) fn render(report: &Report) -> String {
         }
     });
     row("peak live timers", results, &|r| count(r.peak_live));
+    row("most work in one call", results, &|r| {
+        count(r.work.max_call_work)
+    });
     if report.clock == "real" {
         row("target / achieved req/s", results, &|r| {
             format!("{} / {}", si(r.target_rate), si(r.achieved_rate))

@@ -27,6 +27,7 @@
 //! | poll per tick swept | O(1) bitmap step; O(timers in the slot) when the slot may be due this lap |
 //! | poll with nothing due | O(1) once the lower bound is known |
 //! | `next_deadline` | O(1) when known; otherwise one scan of occupied slots, stopping early |
+//! | worst single call ([`Stats::max_call_work`]) | a poll: the timers of the slots it visits, plus a scan of the ring (its bitmap words and occupied slots) each time a jump meets a slot whose lower bound was stale |
 //! | memory per timer | one 32 B slab slot (u64 payload); 16 B per ring slot + 1 bit |
 //!
 //! The default ring is 4096 slots: at 1 ms per tick one revolution is ~4.1 s, so typical request
@@ -85,6 +86,10 @@ pub struct HashedWheel<T> {
     cursor: Tick,
     /// Latest `now` seen; only increases.
     now: Tick,
+    /// Work done so far, and the most one call did (see [`Stats::max_call_work`]); cells, so
+    /// that `next_deadline`'s scan through `&self` counts too.
+    work: Cell<u64>,
+    max_work: Cell<u64>,
     stats: Stats,
 }
 
@@ -134,7 +139,23 @@ impl<T> HashedWheel<T> {
             fired_since_look: false,
             cursor: options.start,
             now: options.start,
+            work: Cell::new(0),
+            max_work: Cell::new(0),
             stats: Stats::default(),
+        }
+    }
+
+    #[inline(always)]
+    fn add_work(&self, units: u64) {
+        self.work.set(self.work.get() + units);
+    }
+
+    /// Ends a call that began when the work count was `start`: keeps the largest.
+    #[inline]
+    fn note_work(&self, start: u64) {
+        let w = self.work.get() - start;
+        if w > self.max_work.get() {
+            self.max_work.set(w);
         }
     }
 
@@ -206,6 +227,7 @@ impl<T> HashedWheel<T> {
         let mut pos = start;
         let mut dist = 0;
         while dist < len {
+            self.add_work(1);
             let word = self.occupied[pos / 64] >> (pos % 64);
             if word != 0 {
                 let d = dist + word.trailing_zeros() as usize;
@@ -232,6 +254,7 @@ impl<T> HashedWheel<T> {
                 break;
             };
             let s = (t & self.mask) as usize;
+            self.add_work(1);
             // Timers in slot `s` are due after the cursor, so no earlier than `t`.
             best = best.min(self.slot_min[s].max(t));
             if best <= t {
@@ -261,6 +284,7 @@ impl<T> HashedWheel<T> {
     fn visit(&mut self, t: Tick) {
         let s = self.slot_of(t);
         self.stats.slots_scanned += 1;
+        self.add_work(1);
         if self.slot_min[s] > t {
             return; // nothing in this slot is due on this lap
         }
@@ -281,6 +305,7 @@ impl<T> HashedWheel<T> {
                 min = min.min(deadline);
             }
             cur = next;
+            self.add_work(1);
         }
         self.slots[s] = list;
         self.slot_min[s] = min;
@@ -308,6 +333,15 @@ impl<T> HashedWheel<T> {
     /// [`poll`](Timer::poll) past the idle check: fires, or sweeps the cursor towards `now`.
     #[inline(never)]
     fn poll_due(&mut self) -> Option<Expired<T>> {
+        let start = self.work.get();
+        let fired = self.sweep();
+        self.note_work(start);
+        fired
+    }
+
+    /// [`poll_due`](Self::poll_due)'s work.
+    #[inline(always)]
+    fn sweep(&mut self) -> Option<Expired<T>> {
         let now = self.now;
         let n = self.slots.len() as u64;
         loop {
@@ -412,9 +446,13 @@ impl<T> Timer<T> for HashedWheel<T> {
     }
 
     fn next_deadline(&self) -> Option<Tick> {
-        self.due
+        let start = self.work.get();
+        let next = self
+            .due
             .first_deadline(self.cursor)
-            .or_else(|| self.lower_bound())
+            .or_else(|| self.lower_bound());
+        self.note_work(start);
+        next
     }
 
     fn deadline(&self, key: TimerKey) -> Option<Tick> {
@@ -438,7 +476,10 @@ impl<T> Timer<T> for HashedWheel<T> {
     }
 
     fn stats(&self) -> Stats {
-        self.stats
+        Stats {
+            max_call_work: self.max_work.get(),
+            ..self.stats
+        }
     }
 
     fn drain(&mut self) -> Vec<Expired<T>> {
@@ -500,5 +541,27 @@ impl<T> Timer<T> for HashedWheel<T> {
         assert_eq!(in_slots, self.in_slots, "in_slots count is wrong");
         seen += in_slots;
         assert_eq!(seen, self.slab.len(), "a timer is in no place or in two");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The work counter sees a far jump's scans of the ring: with timers a lap or more apart,
+    /// each poll that jumps looks at every word of the ring's bitmap at least once.
+    #[test]
+    fn the_work_counter_sees_the_ring_scans_of_a_far_jump() {
+        let mut wheel = HashedWheel::new();
+        for i in 1..=100u64 {
+            wheel.insert(i * 1_000_000, i).unwrap();
+        }
+        assert_eq!(wheel.stats().max_call_work, 0);
+        // The first jump knows its bound from the inserts; the second must scan for one.
+        assert_eq!(wheel.poll(u64::MAX / 2).map(|e| e.payload), Some(1));
+        assert_eq!(wheel.poll(u64::MAX / 2).map(|e| e.payload), Some(2));
+        let words = (HashedWheel::<u64>::DEFAULT_SLOTS / 64) as u64;
+        let max = wheel.stats().max_call_work;
+        assert!(max >= words, "a ring scan of {words} words counted {max}");
     }
 }

@@ -30,6 +30,7 @@ impl<T> HierarchicalWheel<T> {
                 let ((deadline, seq), index) = entry.remove_entry();
                 self.place(index, deadline, seq);
                 self.stats.cascaded += 1;
+                self.work += 1;
             }
         }
     }
@@ -38,6 +39,7 @@ impl<T> HierarchicalWheel<T> {
     pub(super) fn process(&mut self, level: usize, slot: usize, start: Tick) {
         self.advance_to(start);
         self.stats.slots_scanned += 1;
+        self.work += 1;
         let (mut bucket, marks) = self.levels.take(level, slot);
         if level == 0 {
             // Every live timer here is due exactly at `start`: the bucket becomes the ready
@@ -91,6 +93,7 @@ impl<T> HierarchicalWheel<T> {
                 }
             }
             self.stats.cascaded += n as u64;
+            self.work += n as u64;
         }
         if core::mem::take(&mut self.ready_unsorted) {
             self.chunks.sort_by_seq(&self.ready, &mut self.scratch);

@@ -80,6 +80,7 @@ impl<T> HierarchicalWheel<T> {
     #[inline(never)]
     pub(super) fn compact(&mut self) {
         let refs = self.refs();
+        let start = self.work;
         let crowded = self.levels.slots_longer_than(refs / 8);
         let mut dropped = self.levels.compact(&mut self.chunks, &self.slab, crowded);
         let live = self.slab.len();
@@ -93,5 +94,8 @@ impl<T> HierarchicalWheel<T> {
         // spared them (`make_room` decides after one round).
         self.nursery.set_holds_inserts(true);
         self.stats.stale_skipped += dropped as u64;
+        // Counted as every reference it may have read.
+        self.work += refs as u64;
+        self.note_work(start);
     }
 }

@@ -29,6 +29,7 @@ impl<T> HierarchicalWheel<T> {
             skipped += 1;
         }
         self.stats.stale_skipped += skipped;
+        self.work += skipped + 1;
         fired
     }
 
@@ -67,6 +68,15 @@ impl<T> HierarchicalWheel<T> {
     /// [`poll`](Timer::poll) past the idle check: fires, cascades, or moves the cursor.
     #[inline(never)]
     pub(super) fn poll_due(&mut self) -> Option<Expired<T>> {
+        let start = self.work;
+        let fired = self.sweep();
+        self.note_work(start);
+        fired
+    }
+
+    /// [`poll_due`](Self::poll_due)'s work.
+    #[inline(always)]
+    fn sweep(&mut self) -> Option<Expired<T>> {
         let now = self.now;
         if self.nursery.min() <= now {
             // The cursor could reach a placement not pushed yet: push them all. Otherwise they

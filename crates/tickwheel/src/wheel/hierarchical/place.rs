@@ -164,6 +164,7 @@ impl<T> HierarchicalWheel<T> {
     /// cursor puts it.
     #[inline(never)]
     pub(super) fn flush(&mut self, n: usize) -> usize {
+        let start = self.work;
         let mut dead = 0;
         let mut left = n;
         let mut batch = [Placement::default(); TAKE];
@@ -173,6 +174,7 @@ impl<T> HierarchicalWheel<T> {
                 break;
             }
             left -= k;
+            self.work += k as u64;
             for p in &batch[..k] {
                 // Live iff the entry still holds the placement's seq; its deadline is then the
                 // one the placement was made with.
@@ -185,6 +187,7 @@ impl<T> HierarchicalWheel<T> {
             }
         }
         self.stats.stale_skipped += dead as u64;
+        self.note_work(start);
         dead
     }
 

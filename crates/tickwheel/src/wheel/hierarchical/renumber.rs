@@ -45,10 +45,13 @@ impl<T> HierarchicalWheel<T> {
     /// drops every dead reference), once per 2^32 inserts and resets.
     #[cold]
     pub(super) fn renumber(&mut self) {
+        let start = self.work;
         // The firing order takes the nursery's live placements in too.
         let order = self.firing_order();
         self.clear_places();
         self.place_in_order(&order);
+        self.work += order.len() as u64;
+        self.note_work(start);
     }
 
     /// Places the timers `order` lists (every pending one, in firing order, with every place

@@ -522,3 +522,30 @@ proptest::proptest! {
         agree_with_the_heap(capacity, &steps);
     }
 }
+
+/// The work counter sees a crowded coarse slot's cascade: 10,000 timers in one level-2 slot
+/// cost the poll that reaches it a unit per reference, while the inserts cost nothing counted.
+#[test]
+fn the_work_counter_sees_one_call_cascade_a_crowded_slot() {
+    let mut wheel = HierarchicalWheel::new();
+    for i in 0..10_000u64 {
+        wheel.insert(5_000 + i % 1_000, i).unwrap();
+    }
+    assert_eq!(
+        wheel.stats().max_call_work,
+        0,
+        "inserts into their slots do no counted work"
+    );
+    let first = wheel.poll(5_000).unwrap();
+    assert_eq!(first.deadline, 5_000);
+    let max = wheel.stats().max_call_work;
+    assert!(
+        max > 10_000,
+        "the cascade of 10,000 references counted {max}"
+    );
+    // The next polls find their timers in place.
+    for _ in 1..10 {
+        wheel.poll(5_000).unwrap();
+    }
+    assert_eq!(wheel.stats().max_call_work, max);
+}
