@@ -150,8 +150,9 @@ fn dropping_a_pending_sleep_cancels_it_and_nothing_wakes_after() {
     let timers = AsyncTimers::new().unwrap();
     let h = timers.handle();
     let (count, waker) = counting();
+    // Far enough out that polling them all cannot outlast them on a loaded machine.
     let mut sleeps: Vec<_> = (0..10_000)
-        .map(|i| h.sleep(Duration::from_millis(20 + i % 10)))
+        .map(|i| h.sleep(Duration::from_millis(300 + i % 10)))
         .collect();
     for s in &mut sleeps {
         assert!(poll_once(s, &waker).is_pending());
@@ -161,7 +162,8 @@ fn dropping_a_pending_sleep_cancels_it_and_nothing_wakes_after() {
     drop(sleeps);
     assert_eq!(h.pending(), 0);
     assert_eq!(h.stats().cancelled, 10_000);
-    std::thread::sleep(Duration::from_millis(60));
+    // Past every deadline: a timer the drop failed to cancel would have fired by now.
+    std::thread::sleep(Duration::from_millis(400));
     assert_eq!(
         count.0.load(Ordering::SeqCst),
         0,
@@ -177,7 +179,7 @@ fn a_fire_wakes_the_waker_of_the_latest_poll_once() {
     let h = timers.handle();
     let (first, a) = counting();
     let (second, b) = counting();
-    let mut s = h.sleep(Duration::from_millis(10));
+    let mut s = h.sleep(Duration::from_millis(100));
     assert!(poll_once(&mut s, &a).is_pending());
     assert!(poll_once(&mut s, &b).is_pending());
     let until = Instant::now() + Duration::from_secs(5);
@@ -192,6 +194,27 @@ fn a_fire_wakes_the_waker_of_the_latest_poll_once() {
     assert!(s.is_elapsed());
 }
 
+/// A sleep of 1 ms, polled once with a counting waker, then a spin to a random point 0.5 to
+/// 2 ms on, around the moment the driver fires it. (A thread preempted past the deadline
+/// before its first poll finds the sleep done; it then starts over.)
+fn near_its_fire(
+    h: &tickwheel_async::Handle,
+    rng: &mut Rng,
+) -> (Arc<Count>, tickwheel_async::Sleep) {
+    let (count, s) = loop {
+        let (count, waker) = counting();
+        let mut s = h.sleep(Duration::from_millis(1));
+        if poll_once(&mut s, &waker).is_pending() {
+            break (count, s);
+        }
+    };
+    let until = Instant::now() + Duration::from_micros(500 + rng.below(1_500));
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+    (count, s)
+}
+
 /// Drops each sleep around the moment its timer fires: either the drop wins (no wake at all)
 /// or the fire won before the drop returned; never a wake after it.
 #[test]
@@ -200,14 +223,7 @@ fn drop_racing_the_fire_never_wakes_after_the_drop() {
     let h = timers.handle();
     let mut rng = Rng(3);
     for _ in 0..300 {
-        let (count, waker) = counting();
-        let mut s = h.sleep(Duration::from_millis(1));
-        assert!(poll_once(&mut s, &waker).is_pending());
-        // Spin to a random point around the 1 ms deadline (the driver wakes about then).
-        let until = Instant::now() + Duration::from_micros(500 + rng.below(1_500));
-        while Instant::now() < until {
-            std::hint::spin_loop();
-        }
+        let (count, s) = near_its_fire(&h, &mut rng);
         drop(s);
         let at_drop = count.0.load(Ordering::SeqCst);
         std::thread::sleep(Duration::from_millis(3));
@@ -217,7 +233,8 @@ fn drop_racing_the_fire_never_wakes_after_the_drop() {
     }
     assert_eq!(h.pending(), 0);
     let stats = h.stats();
-    assert_eq!(stats.fired + stats.cancelled, 300, "{stats:?}");
+    assert_eq!(stats.fired + stats.cancelled, stats.scheduled, "{stats:?}");
+    assert!(stats.scheduled >= 300, "{stats:?}");
 }
 
 /// Resets each sleep around the moment its timer fires: it then completes exactly once, no
@@ -228,13 +245,7 @@ fn reset_racing_the_fire_completes_once_at_the_new_deadline() {
     let h = timers.handle();
     let mut rng = Rng(5);
     for _ in 0..200 {
-        let (count, waker) = counting();
-        let mut s = h.sleep(Duration::from_millis(1));
-        assert!(poll_once(&mut s, &waker).is_pending());
-        let until = Instant::now() + Duration::from_micros(500 + rng.below(1_500));
-        while Instant::now() < until {
-            std::hint::spin_loop();
-        }
+        let (count, mut s) = near_its_fire(&h, &mut rng);
         let again = Instant::now() + Duration::from_millis(4);
         s.reset(again).unwrap();
         assert!(!s.is_elapsed());

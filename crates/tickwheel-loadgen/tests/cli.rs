@@ -588,22 +588,22 @@ fn replay_into(trace: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
     report(out)
 }
 
+/// Runs `command` (`compare`, or `run --timer NAME`) on the small workload, reports in `dir`,
+/// recording its traces into `dir/<traces>`, with `extra` flags; returns the traces' folder.
+fn recorded(dir: &Path, command: &[&str], traces: &str, extra: &[&str]) -> PathBuf {
+    let traces = dir.join(traces);
+    let mut args: Vec<&str> = command.to_vec();
+    args.extend(["--repeat", "1", "--record", traces.to_str().unwrap()]);
+    args.extend(extra);
+    let output = run_owned(&with(&args, &small(dir)));
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    traces
+}
+
 #[test]
 fn a_recorded_compare_replays_with_the_same_counts_on_all_four() {
     let dir = tempfile::tempdir().unwrap();
-    let traces = dir.path().join("t");
-    let args = with(
-        &[
-            "compare",
-            "--repeat",
-            "1",
-            "--record",
-            traces.to_str().unwrap(),
-        ],
-        &small(dir.path()),
-    );
-    let output = run_owned(&args);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let traces = recorded(dir.path(), &["compare"], "t", &[]);
     let json = report(dir.path());
     for r in json["results"].as_array().unwrap() {
         let timer = r["timer"].as_str().unwrap();
@@ -630,21 +630,7 @@ fn a_recorded_compare_replays_with_the_same_counts_on_all_four() {
 #[test]
 fn diff_compares_replays_of_one_trace_and_refuses_other_workloads() {
     let dir = tempfile::tempdir().unwrap();
-    let traces = dir.path().join("t");
-    let args = with(
-        &[
-            "run",
-            "--timer",
-            "heap",
-            "--repeat",
-            "1",
-            "--record",
-            traces.to_str().unwrap(),
-        ],
-        &small(dir.path()),
-    );
-    let output = run_owned(&args);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let traces = recorded(dir.path(), &["run", "--timer", "heap"], "t", &[]);
     let trace = traces.join("heap.trace");
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     let first = replay_into(&trace, &a, &["--repeat", "2"]);
@@ -677,13 +663,12 @@ fn diff_compares_replays_of_one_trace_and_refuses_other_workloads() {
     assert!(stderr.contains("no trace vs trace heap.trace"), "{stderr}");
 
     // Another trace (another seed) of the same shape: exit 2, naming the checksums.
-    let other = dir.path().join("t2");
-    let mut args = args;
-    let at = args.iter().position(|a| a == "--record").unwrap() + 1;
-    args[at] = other.to_str().unwrap().into();
-    args.extend(["--seed".into(), "7".into()]);
-    let output = run_owned(&args);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let other = recorded(
+        dir.path(),
+        &["run", "--timer", "heap"],
+        "t2",
+        &["--seed", "7"],
+    );
     let reseeded = other.join("heap.trace");
     let c = dir.path().join("c");
     replay_into(&reseeded, &c, &[]);
