@@ -1,0 +1,158 @@
+//! The worst single call of each design in the three cases that load one call the most, at a
+//! million timers, with the work counter (`Stats::max_call_work`) beside the time:
+//!
+//! - **herd**: 1,000,000 timers; 100,000 of them refreshed together, so they all share one
+//!   coarse slot, then every timer drained in deadline order;
+//! - **one deadline**: 1,000,000 timers due at the same tick, drained;
+//! - **far jump**: 1,000,000 timers spread over 2^33 ticks, drained by polls at a `now` past
+//!   all of them.
+//!
+//! ```sh
+//! cargo run --release -p tickwheel --example worst_call
+//! ```
+//!
+//! Every timer is preallocated, so no call pays for a vector's growth (an O(n) copy that any
+//! design's insert may otherwise hit once per doubling). Every call is timed with `Instant`; on a shared machine a preemption adds tens of µs (or
+//! more) to whichever call it lands in, so read the work column for the bound and compare each
+//! time with the heap's from the same run. Each case checks that every timer fires once, in
+//! order, never early.
+
+use std::time::{Duration, Instant};
+
+use tickwheel::{FromOptions, HashedWheel, HierarchicalWheel, IndexedHeap, Options, Tick, Timer};
+
+const N: u64 = 1_000_000;
+
+/// What one case measured on one implementation.
+struct Worst {
+    call: Duration,
+    work: u64,
+    total: Duration,
+}
+
+/// Times `f` on `timer`, keeping the slowest call.
+fn timed<X, R>(timer: &mut X, slowest: &mut Duration, f: impl FnOnce(&mut X) -> R) -> R {
+    let start = Instant::now();
+    let r = f(timer);
+    *slowest = (*slowest).max(start.elapsed());
+    r
+}
+
+/// Polls at `now` until nothing is due, checking order; returns how many fired.
+fn drain<X: Timer<u64>>(timer: &mut X, now: Tick, slowest: &mut Duration) -> u64 {
+    let mut fired = 0;
+    let mut last = 0;
+    while let Some(e) = timed(timer, slowest, |t| t.poll(now)) {
+        assert!(e.deadline <= now, "fired early");
+        assert!(e.deadline >= last, "out of order");
+        last = e.deadline;
+        fired += 1;
+    }
+    fired
+}
+
+/// A timer with room for every timer of a case.
+fn fresh<X: FromOptions>() -> X {
+    X::from_options(Options::new().preallocate(N as usize)).expect("valid options")
+}
+
+fn herd<X: Timer<u64> + FromOptions>() -> Worst {
+    let mut t = fresh::<X>();
+    let mut slowest = Duration::ZERO;
+    let start = Instant::now();
+    // 900,000 timers over 10 s, and 100,000 more over the first second.
+    let mut herd = Vec::with_capacity(100_000);
+    for i in 0..N {
+        let d = 1 + (i * 10_007) % 10_000;
+        let key = timed(&mut t, &mut slowest, |t| t.insert(d, i)).unwrap();
+        if i % 10 == 0 {
+            herd.push(key);
+        }
+    }
+    // At 500 ms the herd is refreshed together to 30 s: all land in one coarse slot.
+    let mut fired = drain(&mut t, 500, &mut slowest);
+    for key in herd {
+        if t.deadline(key).is_some() {
+            timed(&mut t, &mut slowest, |t| t.reset(key, 30_500)).unwrap();
+        }
+    }
+    // An event loop's ticks up to and past the herd's slot.
+    for now in 501..=31_000 {
+        fired += drain(&mut t, now, &mut slowest);
+    }
+    assert_eq!(fired, N);
+    let s = t.stats();
+    assert_eq!(s.fired, N);
+    Worst {
+        call: slowest,
+        work: s.max_call_work,
+        total: start.elapsed(),
+    }
+}
+
+fn one_deadline<X: Timer<u64> + FromOptions>() -> Worst {
+    let mut t = fresh::<X>();
+    let mut slowest = Duration::ZERO;
+    let start = Instant::now();
+    for i in 0..N {
+        timed(&mut t, &mut slowest, |t| t.insert(60_000, i)).unwrap();
+    }
+    let mut fired = 0;
+    for now in 0..=60_000 {
+        fired += drain(&mut t, now, &mut slowest);
+    }
+    assert_eq!(fired, N);
+    Worst {
+        call: slowest,
+        work: t.stats().max_call_work,
+        total: start.elapsed(),
+    }
+}
+
+fn far_jump<X: Timer<u64> + FromOptions>() -> Worst {
+    let mut t = fresh::<X>();
+    let mut slowest = Duration::ZERO;
+    let start = Instant::now();
+    let span: Tick = 1 << 33;
+    for i in 0..N {
+        let d = 1 + (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % span);
+        timed(&mut t, &mut slowest, |t| t.insert(d, i)).unwrap();
+    }
+    let fired = drain(&mut t, span + 1, &mut slowest);
+    assert_eq!(fired, N);
+    Worst {
+        call: slowest,
+        work: t.stats().max_call_work,
+        total: start.elapsed(),
+    }
+}
+
+fn row(case: &str, name: &str, w: &Worst) {
+    println!(
+        "{case:<14} {name:<13} {:>12.1} {:>14} {:>12.2}",
+        w.call.as_secs_f64() * 1e6,
+        w.work,
+        w.total.as_secs_f64()
+    );
+}
+
+fn main() {
+    println!("1,000,000 timers per case; worst single call (insert, reset or poll) by the clock, and by the work counter");
+    println!(
+        "{:<14} {:<13} {:>12} {:>14} {:>12}",
+        "case", "timer", "worst µs", "max work", "total s"
+    );
+    type Hier = HierarchicalWheel<u64>;
+    type Hashed = HashedWheel<u64>;
+    type Heap = IndexedHeap<u64>;
+    row("herd", "hierarchical", &herd::<Hier>());
+    row("herd", "hashed", &herd::<Hashed>());
+    row("herd", "heap", &herd::<Heap>());
+    row("one deadline", "hierarchical", &one_deadline::<Hier>());
+    row("one deadline", "hashed", &one_deadline::<Hashed>());
+    row("one deadline", "heap", &one_deadline::<Heap>());
+    row("far jump", "hierarchical", &far_jump::<Hier>());
+    row("far jump", "hashed", &far_jump::<Hashed>());
+    row("far jump", "heap", &far_jump::<Heap>());
+    println!("(max work: references moved, read or dropped and slots visited in one call; 0 on the heap, which counts none)");
+}
