@@ -6,9 +6,9 @@
 //! fully swept) forward: it jumps over empty slots with the bitmap, skips a slot without
 //! touching its list when `slot_min` says nothing in it is due this lap, and otherwise walks the
 //! list once, moving the timers due at this tick to the ready list (in order) and refreshing
-//! `slot_min`. A jump longer than one revolution first asks for the wheel's lower bound (the
-//! minimum over occupied slots, in one pass over the ring) and skips straight to it, so a jump of
-//! any length costs at most one pass over the ring per timer-firing tick reached.
+//! `slot_min`. A jump longer than one revolution skips straight to the slot that may hold the
+//! earliest timer, taken from the [`jump`] list of least slot bounds, which one pass over the
+//! ring refills once its 256 entries are used up, not once per firing tick.
 //!
 //! # Invariants
 //! - Every timer is in exactly one place, determined by its deadline and the cursor (see
@@ -27,7 +27,7 @@
 //! | poll per tick swept | O(1) bitmap step; O(timers in the slot) when the slot may be due this lap |
 //! | poll with nothing due | O(1) once the lower bound is known |
 //! | `next_deadline` | O(1) when known; otherwise one scan of occupied slots, stopping early |
-//! | worst single call ([`Stats::max_call_work`]) | a poll: the timers of the slots it visits, plus a scan of the ring (its bitmap words and occupied slots) each time a jump meets a slot whose lower bound was stale |
+//! | worst single call ([`Stats::max_call_work`]) | a poll: the timers of the slots it visits, plus, in a far jump, at most a refill of the jump list (one pass over the ring) |
 //! | memory per timer | one 32 B slab slot (u64 payload); 16 B per ring slot + 1 bit |
 //!
 //! The default ring is 4096 slots: at 1 ms per tick one revolution is ~4.1 s, so typical request
@@ -40,6 +40,7 @@ use core::cell::Cell;
 
 mod due;
 mod entry;
+mod jump;
 mod list;
 mod ordered;
 
@@ -50,6 +51,7 @@ use crate::{
 };
 use due::Due;
 use entry::{take, Entry};
+use jump::Jump;
 use list::List;
 
 /// A hashed timing wheel. See the module docs for the design and costs.
@@ -90,6 +92,8 @@ pub struct HashedWheel<T> {
     /// that `next_deadline`'s scan through `&self` counts too.
     work: Cell<u64>,
     max_work: Cell<u64>,
+    /// The slots a far jump visits next.
+    jump: Jump,
     stats: Stats,
 }
 
@@ -141,6 +145,7 @@ impl<T> HashedWheel<T> {
             now: options.start,
             work: Cell::new(0),
             max_work: Cell::new(0),
+            jump: Jump::default(),
             stats: Stats::default(),
         }
     }
@@ -178,6 +183,9 @@ impl<T> HashedWheel<T> {
             self.slot_min[s] = deadline;
         }
         self.slots[s].push_back(&mut self.slab, index);
+        if deadline < self.jump.floor {
+            self.jump.clear();
+        }
         // An unknown bound (at or below the cursor) stays unknown; no branch on the hot path.
         self.bound.set(if self.in_slots == 0 {
             deadline
@@ -263,6 +271,75 @@ impl<T> HashedWheel<T> {
             dist += 1;
         }
         Some(best)
+    }
+
+    /// The bound of occupied slot `s`: no timer in it is due before this tick (`None`: after
+    /// the last tick).
+    fn slot_bound(&self, s: usize) -> Option<Tick> {
+        let first = self.cursor.checked_add(1)?;
+        let t = first.checked_add((s as u64).wrapping_sub(first) & self.mask)?;
+        Some(self.slot_min[s].max(t))
+    }
+
+    /// One pass over the occupied slots: keeps the [`jump::K`] least bounds in [`Jump`].
+    fn refill_jump(&mut self) {
+        let mut least = alloc::collections::BinaryHeap::with_capacity(jump::K + 1);
+        let mut floor = Tick::MAX;
+        for (w, &word) in self.occupied.iter().enumerate() {
+            self.add_work(1);
+            let mut bits = word;
+            while bits != 0 {
+                let s = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.add_work(1);
+                let Some(b) = self.slot_bound(s) else {
+                    continue;
+                };
+                least.push((b, s as u32));
+                if least.len() > jump::K {
+                    if let Some((out, _)) = least.pop() {
+                        floor = floor.min(out);
+                    }
+                }
+            }
+        }
+        let mut entries = least.into_sorted_vec();
+        entries.reverse();
+        self.jump.entries = entries;
+        self.jump.floor = floor;
+    }
+
+    /// The least bound over the slots, for a far jump: the least entry of [`Jump`], re-checked
+    /// against its slot (refilled when it runs out).
+    fn jump_target(&mut self) -> Option<Tick> {
+        if self.in_slots == 0 {
+            return None;
+        }
+        let mut refilled = false;
+        loop {
+            let Some(&(b, s)) = self.jump.entries.last() else {
+                if refilled {
+                    return self.lower_bound();
+                }
+                self.refill_jump();
+                refilled = true;
+                continue;
+            };
+            self.add_work(1);
+            self.jump.entries.pop();
+            let s = s as usize;
+            if self.slots[s].is_empty() {
+                continue;
+            }
+            match self.slot_bound(s) {
+                Some(now) if now == b => {
+                    self.jump.entries.push((b, s as u32));
+                    return Some(b);
+                }
+                Some(now) => self.jump.keep(now, s as u32),
+                None => {}
+            }
+        }
     }
 
     /// The cached lower bound, computing it when unknown.
@@ -357,8 +434,8 @@ impl<T> HashedWheel<T> {
                 return None;
             }
             if now - self.cursor > n {
-                // A jump longer than a lap: skip straight to the lower bound.
-                match self.lower_bound() {
+                // A jump longer than a lap: skip straight to the slot with the least bound.
+                match self.jump_target() {
                     Some(b) if b <= now => {
                         if b > self.cursor + 1 {
                             self.cursor = b - 1;
@@ -489,6 +566,7 @@ impl<T> Timer<T> for HashedWheel<T> {
         }
         order.sort_by_key(|&i| self.slab.at(i).deadline);
         self.due = Due::default();
+        self.jump.clear();
         self.slots.fill(List::EMPTY);
         self.occupied.fill(0);
         self.in_slots = 0;
@@ -508,6 +586,7 @@ impl<T> Timer<T> for HashedWheel<T> {
         self.slab.allocated_bytes()
             + self.slots.len() * (core::mem::size_of::<List>() + core::mem::size_of::<Tick>())
             + self.occupied.len() * 8
+            + self.jump.entries.capacity() * core::mem::size_of::<(Tick, u32)>()
     }
 
     fn name(&self) -> &'static str {
@@ -517,6 +596,32 @@ impl<T> Timer<T> for HashedWheel<T> {
     fn check_invariants(&self) {
         self.slab.check();
         assert!(self.cursor <= self.now, "cursor ahead of now");
+        // The far-jump list: entries at most `floor`, in order, each a lower bound on its
+        // slot's bound; every other occupied slot's bound at or above `floor`.
+        let entries = &self.jump.entries;
+        assert!(
+            entries.windows(2).all(|w| w[0].0 >= w[1].0),
+            "jump entries out of order"
+        );
+        for (s, list) in self.slots.iter().enumerate() {
+            if list.is_empty() {
+                continue;
+            }
+            let Some(bound) = self.slot_bound(s) else {
+                continue;
+            };
+            match entries.iter().find(|&&(_, e)| e as usize == s) {
+                Some(&(b, _)) => {
+                    assert!(b <= bound, "jump entry {b} above slot {s}'s bound {bound}");
+                    assert!(b <= self.jump.floor, "jump entry {b} above the floor");
+                }
+                None => assert!(
+                    bound >= self.jump.floor,
+                    "slot {s}'s bound {bound} below the jump floor {}",
+                    self.jump.floor
+                ),
+            }
+        }
         let mut seen = self.due.collect(&self.slab, self.cursor).len();
         let mut in_slots = 0;
         for (s, list) in self.slots.iter().enumerate() {
@@ -547,6 +652,30 @@ impl<T> Timer<T> for HashedWheel<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A far jump past many firing ticks scans the ring about once per [`jump::K`] of them,
+    /// not once per tick: 20,000 timers over 2^33 ticks, each its own firing tick, cost a
+    /// few dozen units each (a whole-ring scan is over 4,000).
+    #[test]
+    fn a_far_jump_does_not_rescan_the_ring_for_each_firing_tick() {
+        let mut wheel = HashedWheel::new();
+        let n = 20_000u64;
+        for i in 0..n {
+            wheel
+                .insert(1 + (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % (1 << 33)), i)
+                .unwrap();
+        }
+        let start = wheel.work.get();
+        let mut last = 0;
+        for _ in 0..n {
+            let e = wheel.poll(1 << 34).unwrap();
+            assert!(e.deadline >= last);
+            last = e.deadline;
+        }
+        assert_eq!(wheel.poll(1 << 34), None);
+        let per_fire = (wheel.work.get() - start) / n;
+        assert!(per_fire < 100, "{per_fire} units of work per fired timer");
+    }
 
     /// The work counter sees a far jump's scans of the ring: with timers a lap or more apart,
     /// each poll that jumps looks at every word of the ring's bitmap at least once.
