@@ -14,7 +14,8 @@
 //!    in the slab's docs).
 //! 6. **Bounded work per call.** `poll` returns one timer per call. The most work any one call
 //!    did is counted ([`Stats::max_call_work`]); each design's cost table says how large a
-//!    single call can get.
+//!    single call can get, and which calls are not bounded yet (a jump past crowded wheel
+//!    slots, among others).
 //! 7. **Next deadline.** `next_deadline()` is never later than the earliest pending deadline.
 //! 8. **Any deadline.** Past deadlines fire at the next poll; `u64::MAX` is accepted.
 //! 9. **Bounded when asked.** With a capacity, an insert beyond it is refused with the payload.

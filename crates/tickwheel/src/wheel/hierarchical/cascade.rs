@@ -1,7 +1,18 @@
 //! Cascading: moving the cursor to the next occupied slot and carrying that slot's references
-//! down to the level their deadlines now call for (moved-in-place homes included).
+//! down to the level their deadlines now call for (moved-in-place homes included), either at
+//! once when the cursor reaches the slot or ahead of it ([`stage`]).
 
 use super::*;
+
+/// Where a cascade puts the references it carries down.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum To {
+    /// The wheel's own places, for the cursor where it is (at the slot's first tick).
+    Main,
+    /// The staged places of this stage (an index in the wheel's stages), for the cursor at
+    /// the staged slot's first tick.
+    Stage(usize),
+}
 
 impl<T> HierarchicalWheel<T> {
     /// The earliest occupied slot: `(level, slot, first tick of the slot)`.
@@ -35,11 +46,16 @@ impl<T> HierarchicalWheel<T> {
         }
     }
 
-    /// Empties one slot at the cursor: a level-0 slot is due whole; a coarser one cascades.
+    /// Empties one slot at the cursor: a level-0 slot is due whole; a coarser one cascades
+    /// (a staged one has cascaded already, or finishes now, and its staged places take over).
     pub(super) fn process(&mut self, level: usize, slot: usize, start: Tick) {
         self.advance_to(start);
         self.stats.slots_scanned += 1;
         self.work += 1;
+        if self.is_staged(level, slot) {
+            self.finish_stage(level, slot);
+            return;
+        }
         let (mut bucket, marks) = self.levels.take(level, slot);
         if level == 0 {
             // Every live timer here is due exactly at `start`: the bucket becomes the ready
@@ -48,61 +64,92 @@ impl<T> HierarchicalWheel<T> {
             debug_assert!(!marks.moved, "no timer is moved in place from level 0");
             self.ready = bucket;
             if marks.unsorted {
-                self.chunks.sort_by_seq(&self.ready, &mut self.scratch);
+                self.sort_ready();
             }
             return;
         }
-        // Below the top level a deadline agrees with the cursor on bits 30 and up: rebuild it
-        // from the reference's low half and leave the slab alone. Dead references move down
-        // with the live ones and are dropped when the slab is read anyway. A level-1 slot that
-        // may be the home of timers moved in place reads every entry instead; a coarser one
-        // carries its references down as they are (a home goes to the place of its own
-        // deadline, which is at or before its timer's), so the reads are spread over the
-        // level-1 cascades instead of one burst for a whole coarse slot.
+        while self.cascade_chunk(&mut bucket, level, marks, To::Main) != 0 {}
+        if core::mem::take(&mut self.ready_unsorted) {
+            self.sort_ready();
+        }
+    }
+
+    /// Cascades the next chunk (up to [`CHUNK`] references) of `bucket`, taken from a slot of
+    /// `level` with `marks`, to `to`; returns how many references it carried (0 once empty).
+    ///
+    /// Below the top level a deadline agrees with the cursor on bits 30 and up: it is rebuilt
+    /// from the reference's low half and the slab is left alone. Dead references move down with
+    /// the live ones and are dropped when the slab is read anyway. A level-1 slot that may be
+    /// the home of timers moved in place reads every entry instead; a coarser one carries its
+    /// references down as they are (a home goes to the place of its own deadline, which is at
+    /// or before its timer's), so the reads are spread over the level-1 cascades instead of one
+    /// burst for a whole coarse slot.
+    pub(super) fn cascade_chunk(
+        &mut self,
+        bucket: &mut Bucket,
+        level: usize,
+        marks: Marks,
+        to: To,
+    ) -> usize {
+        let mut batch = [Ref::default(); CHUNK];
+        let n = self.chunks.take_chunk(bucket, &mut batch);
         let top = level == LEVELS - 1;
         debug_assert!(
             !(top && marks.moved),
             "no timer is moved in place from the top level"
         );
         let read = marks.moved && level == 1;
-        let high = self.elapsed & !u64::from(u32::MAX);
-        let mut batch = [Ref::default(); CHUNK];
-        loop {
-            let n = self.chunks.take_chunk(&mut bucket, &mut batch);
-            if n == 0 {
-                break;
-            }
+        let high = self.base(to) & !u64::from(u32::MAX);
+        if read {
+            self.warm(&batch[..n]);
+        }
+        for &r in &batch[..n] {
             if read {
-                self.warm(&batch[..n]);
-            }
-            for &r in &batch[..n] {
-                if read {
-                    self.cascade_read(r, high, marks.unsorted);
-                } else if marks.moved {
-                    self.carry_home(r, high, marks.unsorted);
-                } else if !top {
-                    self.cascade_one(r.index, high | u64::from(r.low), r.seq, marks.unsorted);
-                } else {
-                    match self.slab.try_at(r.index) {
-                        Some(e) if e.seq == r.seq => {
-                            let deadline = e.deadline();
-                            self.cascade_one(r.index, deadline, r.seq, marks.unsorted);
-                        }
-                        _ => self.stats.stale_skipped += 1,
+                self.cascade_read(r, high, marks.unsorted, to);
+            } else if marks.moved {
+                self.carry_home(r, high, marks.unsorted, to);
+            } else if !top {
+                self.cascade_one(r.index, high | u64::from(r.low), r.seq, marks.unsorted, to);
+            } else {
+                match self.slab.try_at(r.index) {
+                    Some(e) if e.seq == r.seq => {
+                        let deadline = e.deadline();
+                        self.cascade_one(r.index, deadline, r.seq, marks.unsorted, to);
                     }
+                    _ => self.stats.stale_skipped += 1,
                 }
             }
-            self.stats.cascaded += n as u64;
-            self.work += n as u64;
         }
-        if core::mem::take(&mut self.ready_unsorted) {
-            self.chunks.sort_by_seq(&self.ready, &mut self.scratch);
+        self.stats.cascaded += n as u64;
+        self.work += n as u64;
+        n
+    }
+
+    /// The cursor a cascade to `to` places for.
+    #[inline(always)]
+    fn base(&self, to: To) -> Tick {
+        match to {
+            To::Main => self.elapsed,
+            To::Stage(i) => self.stages[i].base(),
         }
     }
 
     /// Places one cascading timer; from a slot out of `seq` order, its new slot is marked so.
     #[inline(always)]
-    pub(super) fn cascade_one(&mut self, index: u32, deadline: Tick, seq: u32, unsorted: bool) {
+    pub(super) fn cascade_one(
+        &mut self,
+        index: u32,
+        deadline: Tick,
+        seq: u32,
+        unsorted: bool,
+        to: To,
+    ) {
+        if let To::Stage(i) = to {
+            if self.stages[i].covers(deadline) {
+                self.stage_push(i, index, deadline, seq, unsorted);
+                return;
+            }
+        }
         self.place(index, deadline, seq);
         if unsorted {
             self.mark_unsorted(deadline);
@@ -113,18 +160,18 @@ impl<T> HierarchicalWheel<T> {
     /// live ordinary timer moves down, a moved one whose home this is settles and goes where
     /// its deadline says (behind references that may come after it in `seq` order, so that
     /// place is marked unsorted), a dead reference is dropped.
-    pub(super) fn cascade_read(&mut self, r: Ref, high: Tick, unsorted: bool) {
+    pub(super) fn cascade_read(&mut self, r: Ref, high: Tick, unsorted: bool, to: To) {
         let Some(e) = self.slab.try_at(r.index) else {
             self.stats.stale_skipped += 1;
             return;
         };
         if e.seq == r.seq {
-            self.cascade_one(r.index, high | u64::from(r.low), r.seq, unsorted);
+            self.cascade_one(r.index, high | u64::from(r.low), r.seq, unsorted, to);
         } else if is_moved(e.seq) && moved::live_seq(e) == r.seq {
             let e = self.slab.at_mut(r.index);
             moved::settle(e, self.elapsed);
             let (deadline, seq) = (e.deadline(), e.seq);
-            self.cascade_one(r.index, deadline, seq, true);
+            self.cascade_one(r.index, deadline, seq, true, to);
         } else {
             self.stats.stale_skipped += 1;
         }
@@ -135,26 +182,33 @@ impl<T> HierarchicalWheel<T> {
     /// home. A reference whose deadline `home` lands in level 0 or at the cursor could name a
     /// moved timer that a fire must not see as due, so that one is read and settled now.
     #[inline(always)]
-    pub(super) fn carry_home(&mut self, r: Ref, high: Tick, unsorted: bool) {
+    pub(super) fn carry_home(&mut self, r: Ref, high: Tick, unsorted: bool, to: To) {
         let home = high | u64::from(r.low);
-        let level = level_for(self.elapsed, home);
-        if level > 0 && in_levels(self.elapsed, home) {
+        let base = self.base(to);
+        let level = level_for(base, home);
+        if level > 0 && in_levels(base, home) {
             // The reference is the same `(index, seq, low)`, in the place of `home`.
             let slot = slot_for(home, level);
-            self.levels.push(&mut self.chunks, level, slot, r);
-            self.levels.mark_moved(level, slot);
+            let levels = match to {
+                To::Main => &mut self.levels,
+                To::Stage(i) => self.stages[i].levels_mut(),
+            };
+            levels.push(&mut self.chunks, level, slot, r);
+            levels.mark_moved(level, slot);
             if unsorted {
-                self.levels.mark_unsorted(level, slot);
+                levels.mark_unsorted(level, slot);
             }
         } else {
-            self.cascade_read(r, high, unsorted);
+            self.cascade_read(r, high, unsorted, to);
         }
     }
 
     /// Marks the place of a timer due at `deadline` as possibly out of `seq` order (the
     /// ordered stores are keyed by `seq` and never are).
     pub(super) fn mark_unsorted(&mut self, deadline: Tick) {
-        if in_levels(self.elapsed, deadline) {
+        if let Some(stage) = self.stage_covering(deadline) {
+            stage.mark_unsorted(deadline);
+        } else if in_levels(self.elapsed, deadline) {
             let level = level_for(self.elapsed, deadline);
             self.levels.mark_unsorted(level, slot_for(deadline, level));
         } else if deadline == self.elapsed {

@@ -54,7 +54,7 @@ impl<T> HierarchicalWheel<T> {
     /// occupied slots when a compaction may be due, not kept by every push. A counter updated
     /// per push measured about 4 % of `insert` (`docs/bench-profile.md`).
     pub(super) fn refs(&self) -> usize {
-        self.levels.refs() + self.ready.len()
+        self.levels.refs() + self.ready.len() + self.stages.iter().map(Stage::refs).sum::<usize>()
     }
 
     /// The most references a push may find in the buckets without compacting first:
@@ -88,6 +88,7 @@ impl<T> HierarchicalWheel<T> {
             let others = crowded.map(|word| !word);
             dropped += self.levels.compact(&mut self.chunks, &self.slab, others);
             dropped += self.chunks.compact(&mut self.ready, &self.slab);
+            dropped += self.compact_stages();
         }
         self.stats.compactions += 1;
         // Dead references piled up: see whether holding inserts in the nursery would have

@@ -59,6 +59,13 @@ impl<T> HierarchicalWheel<T> {
         core::hint::black_box(sum);
     }
 
+    /// Sorts the ready bucket by `seq` (a timer moved in place came down into it), counted as
+    /// a unit of work per reference.
+    pub(super) fn sort_ready(&mut self) {
+        self.work += self.ready.len() as u64;
+        self.chunks.sort_by_seq(&self.ready, &mut self.scratch);
+    }
+
     /// Takes a timer (already out of every place) out of the slab.
     pub(super) fn take(&mut self, index: u32) -> Expired<T> {
         let key = self.slab.key_at(index);
@@ -109,6 +116,10 @@ impl<T> HierarchicalWheel<T> {
                 .map_or(Tick::MAX, |(&(d, _), _)| d),
         };
         self.hint = placed.min(self.nursery.min());
+        if self.stage_ahead() {
+            // More to stage: the next poll comes back for it.
+            self.hint = self.hint.min(now);
+        }
         // `now` reached what `next_deadline` answered and nothing was due: an early answer,
         // unless this poll only ends a run of fires.
         if !core::mem::take(&mut self.fired_since_hint) {

@@ -39,6 +39,9 @@ impl<T> HierarchicalWheel<T> {
             );
         }
         for (l, s, bucket) in self.levels.buckets() {
+            if self.is_staged(l, s) {
+                continue;
+            }
             assert_eq!(
                 self.levels.is_marked(l, s),
                 !bucket.is_empty(),
@@ -90,6 +93,30 @@ impl<T> HierarchicalWheel<T> {
                 }
             }
         }
+        let high = self.elapsed & !u64::from(u32::MAX);
+        for stage in self.stages.iter() {
+            if stage.is_active() {
+                let (l, s) = stage.slot();
+                assert!(self.is_staged(l, s), "a stage's slot is not marked staged");
+            }
+            stage.check(
+                &self.levels,
+                self.elapsed,
+                |b| self.chunks.collect_live(b, &self.slab),
+                |r| {
+                    let e = self.slab.at(r.index);
+                    if is_moved(e.seq) {
+                        (high | u64::from(r.low), true)
+                    } else {
+                        (e.deadline(), false)
+                    }
+                },
+            );
+            assert!(
+                !stage.is_active() || self.hint <= stage.base(),
+                "hint above the staged slot"
+            );
+        }
         for (&(d, seq), &i) in &self.overflow {
             let e = self.slab.at(i);
             assert_eq!((e.deadline(), e.seq), (d, seq), "overflow key disagrees");
@@ -133,7 +160,13 @@ impl<T> HierarchicalWheel<T> {
             .buckets()
             .map(|(_, _, b)| b.len())
             .sum::<usize>()
-            + self.ready.len();
+            + self.ready.len()
+            + self
+                .stages
+                .iter()
+                .flat_map(Stage::buckets)
+                .map(Bucket::len)
+                .sum::<usize>();
         assert_eq!(
             refs,
             self.refs(),
@@ -143,7 +176,7 @@ impl<T> HierarchicalWheel<T> {
         // first); each bucket has taken fewer than a chunk's worth of pushes since, and
         // otherwise only cancels and fires (which add none) and timers entering from the
         // overflow (pending at that push) can have changed them.
-        let unchecked = (CHUNK - 1) * (LEVELS * SLOTS + 1);
+        let unchecked = (CHUNK - 1) * ((LEVELS + 1) * (LEVELS * SLOTS + 2));
         assert!(
             refs <= (COMPACT_RATIO + 1) * self.slab.slots() + COMPACT_SLACK + 1 + unchecked,
             "{} references for at most {} pending timers and not compacted",
@@ -155,7 +188,13 @@ impl<T> HierarchicalWheel<T> {
             .buckets()
             .map(|(_, _, b)| self.chunks.chunks_of(b))
             .sum::<usize>()
-            + self.chunks.chunks_of(&self.ready);
+            + self.chunks.chunks_of(&self.ready)
+            + self
+                .stages
+                .iter()
+                .flat_map(Stage::buckets)
+                .map(|b| self.chunks.chunks_of(b))
+                .sum::<usize>();
         assert_eq!(
             owned + self.chunks.free_chunks(),
             self.chunks.total_chunks(),

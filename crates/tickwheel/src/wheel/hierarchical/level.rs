@@ -227,6 +227,10 @@ impl Levels {
                 let slot = word.trailing_zeros() as usize;
                 word &= word - 1;
                 let bucket = &mut slots[slot];
+                if bucket.is_empty() {
+                    // The staged slot: held occupied while its references are elsewhere.
+                    continue;
+                }
                 dropped += chunks.compact(bucket, slab);
                 if bucket.is_empty() {
                     self.occupied[level] &= !(1 << slot);
@@ -249,6 +253,28 @@ impl Levels {
         self.unsorted[level] &= bit;
         let bucket = core::mem::replace(&mut self.slots[level][slot], Bucket::EMPTY);
         (bucket, marks)
+    }
+
+    /// Sets a slot's occupancy bit with its bucket empty: the staged slot, whose references
+    /// are staged (see [`stage`](super::stage)).
+    pub(crate) fn hold(&mut self, level: usize, slot: usize) {
+        self.occupied[level] |= 1 << slot;
+    }
+
+    /// Swaps the levels below `level` with `other`'s.
+    pub(crate) fn swap_below(&mut self, other: &mut Levels, level: usize) {
+        self.occupied[..level].swap_with_slice(&mut other.occupied[..level]);
+        self.moved[..level].swap_with_slice(&mut other.moved[..level]);
+        self.unsorted[..level].swap_with_slice(&mut other.unsorted[..level]);
+        self.slots[..level].swap_with_slice(&mut other.slots[..level]);
+    }
+
+    /// The earliest occupied slot of `level`, with its first tick.
+    #[inline]
+    pub(crate) fn first_of(&self, level: usize, elapsed: Tick) -> Option<(usize, Tick)> {
+        let word = self.occupied[level];
+        let slot = word.trailing_zeros() as usize;
+        (word != 0).then(|| (slot, slot_start(elapsed, level, slot)))
     }
 
     /// Forgets every slot (the caller resets the arena).

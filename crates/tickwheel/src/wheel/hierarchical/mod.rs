@@ -26,6 +26,10 @@
 //! in first-in first-out order, so that slot is marked unsorted; the mark travels down with
 //! cascades, and a marked level-0 slot is sorted by `seq` when it comes due.
 //!
+//! A coarse slot that gathers more than [`STAGE_STEP`](stage::STAGE_STEP) references is
+//! cascaded ahead of the cursor, a bounded piece per poll, into places kept apart until the
+//! cursor gets there ([`stage`]).
+//!
 //! Any other `reset` does not push at once either: its placement into the levels waits in the
 //! [`nursery`], a ring of placements in `seq` order, pushed 32 at a time. At a
 //! million timers a reset's one slab access usually misses; keeping the push out of that path
@@ -68,8 +72,8 @@
 //! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once; a marked level-1 slot reads one entry per reference (coarser marked slots carry theirs down unread); a slot marked unsorted is sorted (O(k log k)) |
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
-//! | worst single call ([`Stats::max_call_work`]) | a poll: every reference in the slots it cascades (a whole coarse slot at once) plus a nursery flush (at most 1,024 placements); a push that compacts: every reference; renumbering, once per 2^31 seqs: every timer |
-//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn: the arena grows only for a push that found them within that) + `Vec` growth; 7,680 B of buckets (384 of 20 B) and an 8 KiB nursery per wheel |
+//! | worst single call ([`Stats::max_call_work`]) | polled as time passes: at most [`STAGE_STEP`](stage::STAGE_STEP) references staged (rounded up to a chunk), one uncrowded slot's cascade per level, a nursery flush (at most 1,024 placements); unbounded: a jump past crowded slots not staged yet (each cascades whole), sorting a slot that timers moved in place came down into, a push that compacts (every reference), renumbering once per 2^31 seqs (every timer) |
+//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn: the arena grows only for a push that found them within that) + `Vec` growth; 7,680 B of buckets (384 of 20 B) and an 8 KiB nursery per wheel, and another 7,680 B per slot staged at once |
 //!
 //! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
 //! and Varghese & Lauck's hierarchical scheme 7; lazy deletion as in asyncio's heap.
@@ -88,6 +92,7 @@ mod fire;
 mod invariants;
 mod place;
 mod renumber;
+mod stage;
 #[cfg(test)]
 mod tests;
 
@@ -99,9 +104,10 @@ use crate::{
 };
 use bucket::{Bucket, Chunks, Ref, CHUNK};
 use compact::{COMPACT_RATIO, COMPACT_SLACK};
-use level::{in_levels, level_for, slot_for, span_end, span_start, Levels, LEVELS, SLOTS};
+use level::{in_levels, level_for, slot_for, span_end, span_start, Levels, Marks, LEVELS, SLOTS};
 use moved::{is_moved, MOVED};
 use nursery::{Nursery, Placement, TAKE};
+use stage::Stage;
 
 /// Timers kept in order rather than in a slot: `(deadline, seq) -> index`.
 type Ordered = BTreeMap<(Tick, u32), u32>;
@@ -163,6 +169,10 @@ pub struct HierarchicalWheel<T> {
     ready_unsorted: bool,
     /// Reused buffer for sorting a bucket.
     scratch: Vec<Ref>,
+    /// Crowded slots being cascaded ahead of the cursor (and idle stages kept for reuse).
+    stages: Vec<Stage>,
+    /// Bit `s` of `staged[l]` is set iff slot `s` of level `l` is staged.
+    staged: [u64; LEVELS],
     /// Work done so far (see [`Stats::max_call_work`]): the calls that can do more than a
     /// few units read it before and after.
     work: u64,
@@ -200,6 +210,8 @@ impl<T> HierarchicalWheel<T> {
             nursery: Nursery::new(),
             ready_unsorted: false,
             scratch: Vec::new(),
+            stages: Vec::new(),
+            staged: [0; LEVELS],
             work: 0,
             stats: Stats::default(),
         }
@@ -294,10 +306,12 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             return self.reset_anywhere(key, deadline);
         }
         let level = level_for(elapsed, old);
+        let slot = slot_for(old, level);
         if deadline >= old
             && (1..LEVELS - 1).contains(&level)
             && moved::encodable(elapsed, deadline)
             && !self.nursery.may_hold(e.seq)
+            && self.staged[level] & (1 << slot) == 0
         {
             // Later, from a slot that cascades below the top level: the reference stays where
             // it is, as the home, and the cascade of that slot places the timer (see `moved`).
@@ -306,7 +320,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             moved::move_in_place(e, e.seq, deadline, seq);
             self.seq += 1;
             self.stats.reset += 1;
-            self.levels.mark_moved(level, slot_for(old, level));
+            self.levels.mark_moved(level, slot);
             return Ok(());
         }
         // The entry takes the new seq, so its old reference counts as dead where it lies.
@@ -396,7 +410,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         let ordered = (self.overdue.len() + self.overflow.len()) * 24;
         self.slab.allocated_bytes()
             + self.scratch.capacity() * core::mem::size_of::<Ref>()
-            + self.levels.allocated_bytes()
+            + (1 + self.stages.len()) * self.levels.allocated_bytes()
             + self.chunks.allocated_bytes()
             + self.nursery.allocated_bytes()
             + ordered

@@ -19,6 +19,9 @@ impl<T> HierarchicalWheel<T> {
         for (_, _, bucket) in self.levels.buckets() {
             out.extend(live(bucket).iter().map(|r| r.index));
         }
+        for bucket in self.stages.iter().flat_map(Stage::buckets) {
+            out.extend(live(bucket).iter().map(|r| r.index));
+        }
         out.extend(self.overflow.values().copied());
         out
     }
@@ -35,6 +38,7 @@ impl<T> HierarchicalWheel<T> {
         self.nursery.clear();
         self.ready_unsorted = false;
         self.levels.clear();
+        self.clear_stages();
         self.ready = Bucket::EMPTY;
         self.chunks.reset();
         self.overdue.clear();
