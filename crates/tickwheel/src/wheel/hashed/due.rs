@@ -1,7 +1,7 @@
 //! The due queue both wheels share: timers whose deadline is at or behind the cursor.
 //!
-//! The ready list holds the timers due exactly at the cursor, in first-in first-out order (a
-//! swept slot is spliced in whole). The overdue store holds timers inserted or reset to a
+//! The ready list holds the timers inserted or reset to exactly the cursor's tick, in first-in
+//! first-out order (a slot's own due timers fire from the slot as its visit reaches them). The overdue store holds timers inserted or reset to a
 //! deadline already behind the cursor, ordered by `(deadline, insertion)`; they all order before
 //! the ready list, so the two together hand out timers in the contract's order.
 //!

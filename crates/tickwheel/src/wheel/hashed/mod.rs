@@ -5,8 +5,10 @@
 //! and an occupancy bitmap marks the non-empty slots. `poll` moves the cursor (the last tick
 //! fully swept) forward: it jumps over empty slots with the bitmap, skips a slot without
 //! touching its list when `slot_min` says nothing in it is due this lap, and otherwise walks the
-//! list once, moving the timers due at this tick to the ready list (in order) and refreshing
-//! `slot_min`. A jump longer than one revolution skips straight to the slot that may hold the
+//! list once, a poll at a time: the cursor waits just before the slot's tick, and each poll
+//! walks on to the next timer due at that tick and fires it, so a slot of a million due timers
+//! costs each poll a few steps, not one poll the whole list. The walk's end refreshes
+//! `slot_min` and moves the cursor onto the tick. A jump longer than one revolution skips straight to the slot that may hold the
 //! earliest timer, taken from the [`jump`] list of least slot bounds, which one pass over the
 //! ring refills once its 256 entries are used up, not once per firing tick.
 //!
@@ -19,15 +21,18 @@
 //!   the cursor (every deadline in the slots is), so one at or below the cursor means "unknown".
 //! - Slot lists are in insertion order, so equal deadlines (which share a slot) leave first-in
 //!   first-out. `cursor <= now`; the ready list is empty whenever the cursor moves.
+//! - During a visit, the slot of `cursor + 1` is being walked: every entry up to `visit_prev`
+//!   is due later than that tick and at least `visit_min`; a timer inserted at that tick joins
+//!   the slot's tail (it is after the cursor), where the walk meets it in order.
 //!
 //! # Costs
 //! | operation | cost |
 //! |---|---|
 //! | insert, cancel, reset | O(1): one list push/unlink (overdue: O(log n)) |
-//! | poll per tick swept | O(1) bitmap step; O(timers in the slot) when the slot may be due this lap |
+//! | poll per tick swept | O(1) bitmap step; a slot that may be due this lap is walked over as many polls as it has due timers, each passing the later-lap entries before its timer |
 //! | poll with nothing due | O(1) once the lower bound is known |
 //! | `next_deadline` | O(1) when known; otherwise one scan of occupied slots, stopping early |
-//! | worst single call ([`Stats::max_call_work`]) | a poll: the timers of the slots it visits, plus, in a far jump, at most a refill of the jump list (one pass over the ring) |
+//! | worst single call ([`Stats::max_call_work`]) | a poll: the later-lap entries it walks past and the empty slots' bitmap words, plus, in a far jump, at most a refill of the jump list (one pass over the ring); a slot of later-lap timers only is walked whole |
 //! | memory per timer | one 32 B slab slot (u64 payload); 16 B per ring slot + 1 bit |
 //!
 //! The default ring is 4096 slots: at 1 ms per tick one revolution is ~4.1 s, so typical request
@@ -94,6 +99,13 @@ pub struct HashedWheel<T> {
     max_work: Cell<u64>,
     /// The slots a far jump visits next.
     jump: Jump,
+    /// A slot visit in progress: the tick `cursor + 1` whose slot is being walked, a poll
+    /// firing each of its due timers as the walk reaches it.
+    visiting: bool,
+    /// The last entry the visit walked past and kept (`NIL`: none yet, walk from the head).
+    visit_prev: u32,
+    /// The least deadline among the entries the visit kept.
+    visit_min: Tick,
     stats: Stats,
 }
 
@@ -146,6 +158,9 @@ impl<T> HashedWheel<T> {
             work: Cell::new(0),
             max_work: Cell::new(0),
             jump: Jump::default(),
+            visiting: false,
+            visit_prev: NIL,
+            visit_min: Tick::MAX,
             stats: Stats::default(),
         }
     }
@@ -220,6 +235,10 @@ impl<T> HashedWheel<T> {
             return;
         }
         let s = self.slot_of(deadline);
+        if index == self.visit_prev {
+            // The visit walks on from the entry before this one.
+            self.visit_prev = self.slab.at(index).prev;
+        }
         self.slots[s].unlink(&mut self.slab, index);
         if self.slots[s].is_empty() {
             self.occupied[s / 64] &= !(1 << (s % 64));
@@ -356,40 +375,57 @@ impl<T> HashedWheel<T> {
         Some(b)
     }
 
-    /// Visits the slot at tick `t` (the cursor is already there): moves its timers due at `t`
-    /// onto the ready list and refreshes its lower bound.
-    fn visit(&mut self, t: Tick) {
+    /// Starts the visit of the slot of tick `t` (the first tick after the cursor that may hold
+    /// a timer): unless its lower bound says nothing in it is due this lap, the cursor stays
+    /// just before `t` while [`visit_step`](Self::visit_step) walks the slot.
+    fn start_visit(&mut self, t: Tick) {
         let s = self.slot_of(t);
         self.stats.slots_scanned += 1;
         self.add_work(1);
         if self.slot_min[s] > t {
-            return; // nothing in this slot is due on this lap
+            self.cursor = t; // nothing in this slot is due on this lap
+            return;
         }
-        let mut list = self.slots[s];
-        let mut min = Tick::MAX;
-        let mut cur = list.head;
-        let mut moved = 0;
+        self.cursor = t - 1;
+        self.visiting = true;
+        self.visit_prev = NIL;
+        self.visit_min = Tick::MAX;
+    }
+
+    /// Walks the visited slot on to its next timer due at `cursor + 1` and takes it out of the
+    /// slot; at the end of the slot, refreshes its lower bound, ends the visit and moves the
+    /// cursor there. Timers pushed meanwhile join the slot's tail, so the walk meets them in
+    /// first-in first-out order.
+    fn visit_step(&mut self) -> Option<u32> {
+        let t = self.cursor + 1;
+        let s = self.slot_of(t);
+        let mut cur = match self.visit_prev {
+            NIL => self.slots[s].head,
+            prev => self.slab.at(prev).next,
+        };
         while cur != NIL {
+            self.add_work(1);
             let (next, deadline) = {
                 let e = self.slab.at(cur);
                 (e.next, e.deadline)
             };
             if deadline == t {
-                list.unlink(&mut self.slab, cur);
-                self.due.ready.push_back(&mut self.slab, cur);
-                moved += 1;
-            } else {
-                min = min.min(deadline);
+                self.slots[s].unlink(&mut self.slab, cur);
+                self.in_slots -= 1;
+                if self.slots[s].is_empty() {
+                    self.occupied[s / 64] &= !(1 << (s % 64));
+                }
+                return Some(cur);
             }
+            self.visit_min = self.visit_min.min(deadline);
+            self.visit_prev = cur;
             cur = next;
-            self.add_work(1);
         }
-        self.slots[s] = list;
-        self.slot_min[s] = min;
-        self.in_slots -= moved;
-        if list.is_empty() {
-            self.occupied[s / 64] &= !(1 << (s % 64));
-        }
+        self.slot_min[s] = self.visit_min;
+        self.visiting = false;
+        self.visit_prev = NIL;
+        self.cursor = t;
+        None
     }
 
     fn fire(&mut self, index: u32) -> Expired<T> {
@@ -425,6 +461,12 @@ impl<T> HashedWheel<T> {
             if let Some(index) = self.due.pop(&mut self.slab) {
                 return Some(self.fire(index));
             }
+            if self.visiting {
+                match self.visit_step() {
+                    Some(index) => return Some(self.fire(index)),
+                    None => continue,
+                }
+            }
             if self.cursor >= now {
                 return self.found_nothing();
             }
@@ -453,11 +495,7 @@ impl<T> HashedWheel<T> {
             let span = (end - first + 1) as usize;
             match self.next_occupied((first & self.mask) as usize, span) {
                 None => self.cursor = end,
-                Some(dist) => {
-                    let t = first + dist as u64;
-                    self.cursor = t;
-                    self.visit(t);
-                }
+                Some(dist) => self.start_visit(first + dist as u64),
             }
         }
     }
@@ -567,6 +605,8 @@ impl<T> Timer<T> for HashedWheel<T> {
         order.sort_by_key(|&i| self.slab.at(i).deadline);
         self.due = Due::default();
         self.jump.clear();
+        self.visiting = false;
+        self.visit_prev = NIL;
         self.slots.fill(List::EMPTY);
         self.occupied.fill(0);
         self.in_slots = 0;
@@ -644,6 +684,26 @@ impl<T> Timer<T> for HashedWheel<T> {
             }
         }
         assert_eq!(in_slots, self.in_slots, "in_slots count is wrong");
+        if self.visiting {
+            let s = self.slot_of(self.cursor + 1);
+            let walked = self.slots[s].collect(&self.slab);
+            let upto = match self.visit_prev {
+                NIL => 0,
+                prev => {
+                    1 + walked
+                        .iter()
+                        .position(|&i| i == prev)
+                        .expect("visit left its slot")
+                }
+            };
+            for &i in &walked[..upto] {
+                let d = self.slab.at(i).deadline;
+                assert!(d > self.cursor + 1, "the visit walked past a due timer");
+                assert!(self.visit_min <= d, "visit bound above a deadline walked");
+            }
+        } else {
+            assert_eq!(self.visit_prev, NIL, "a visit position with no visit");
+        }
         seen += in_slots;
         assert_eq!(seen, self.slab.len(), "a timer is in no place or in two");
     }
@@ -675,6 +735,47 @@ mod tests {
         assert_eq!(wheel.poll(1 << 34), None);
         let per_fire = (wheel.work.get() - start) / n;
         assert!(per_fire < 100, "{per_fire} units of work per fired timer");
+    }
+
+    /// A slot full of due timers is walked a timer per poll, not whole in one: 10,000 timers at
+    /// one tick (with timers of later laps among them, some cancelled mid-walk, more inserted
+    /// at that tick meanwhile) fire in first-in first-out order, no poll doing more than the
+    /// later-lap entries it passes plus a few units.
+    #[test]
+    fn a_crowded_slot_is_walked_a_timer_per_poll() {
+        let mut wheel = HashedWheel::new();
+        let laps = HashedWheel::<u64>::DEFAULT_SLOTS as u64;
+        let mut keys = Vec::new();
+        for i in 0..10_000u64 {
+            keys.push(wheel.insert(100, i).unwrap());
+            if i % 1_000 == 0 {
+                wheel.insert(100 + laps, 1_000_000 + i).unwrap();
+            }
+        }
+        let mut fired = Vec::new();
+        while let Some(e) = wheel.poll(100) {
+            assert_eq!(e.deadline, 100);
+            fired.push(e.payload);
+            if fired.len() == 10 {
+                // Cancel timers the walk has not reached, and the one it reaches next.
+                for &k in &keys[10..20] {
+                    assert!(wheel.cancel(k).is_some());
+                }
+                wheel.insert(100, 20_000).unwrap();
+            }
+            wheel.check_invariants();
+        }
+        let expected: Vec<u64> = (0..10)
+            .chain(20..10_000)
+            .chain(core::iter::once(20_000))
+            .collect();
+        assert_eq!(
+            fired, expected,
+            "first-in first-out, cancelled ones left out"
+        );
+        let max = wheel.stats().max_call_work;
+        assert!(max <= 8, "one poll did {max} units");
+        assert_eq!(wheel.len(), 10);
     }
 
     /// The work counter sees a far jump's scans of the ring: with timers a lap or more apart,

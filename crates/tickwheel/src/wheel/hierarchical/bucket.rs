@@ -132,12 +132,13 @@ pub(crate) struct Chunks {
 
 impl Chunks {
     /// An arena with room for `refs` references spread over `buckets` buckets before it grows
-    /// (each bucket may leave one chunk partly filled). No room is reserved when `refs` is 0.
+    /// (each bucket may leave one chunk partly filled), plus an eighth for the partly filled
+    /// chunks of staged slots' buckets. No room is reserved when `refs` is 0.
     pub(crate) fn new(refs: usize, buckets: usize) -> Self {
         let chunks = if refs == 0 {
             0
         } else {
-            refs.div_ceil(CHUNK) + buckets
+            (refs + refs / 8).div_ceil(CHUNK) + buckets
         };
         Self {
             refs: Vec::with_capacity(chunks * CHUNK),

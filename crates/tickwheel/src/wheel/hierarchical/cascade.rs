@@ -68,14 +68,21 @@ impl<T> HierarchicalWheel<T> {
             }
             return;
         }
-        while self.cascade_chunk(&mut bucket, level, marks, To::Main) != 0 {}
+        let mut batch = [Ref::default(); CHUNK];
+        loop {
+            let n = self.chunks.take_chunk(&mut bucket, &mut batch);
+            if n == 0 {
+                break;
+            }
+            self.cascade_batch(&batch[..n], level, marks, To::Main);
+        }
         if core::mem::take(&mut self.ready_unsorted) {
             self.sort_ready();
         }
     }
 
-    /// Cascades the next chunk (up to [`CHUNK`] references) of `bucket`, taken from a slot of
-    /// `level` with `marks`, to `to`; returns how many references it carried (0 once empty).
+    /// Cascades `batch` (up to a chunk of references), taken from a slot of `level` with
+    /// `marks`, to `to`.
     ///
     /// Below the top level a deadline agrees with the cursor on bits 30 and up: it is rebuilt
     /// from the reference's low half and the slab is left alone. Dead references move down with
@@ -84,15 +91,8 @@ impl<T> HierarchicalWheel<T> {
     /// references down as they are (a home goes to the place of its own deadline, which is at
     /// or before its timer's), so the reads are spread over the level-1 cascades instead of one
     /// burst for a whole coarse slot.
-    pub(super) fn cascade_chunk(
-        &mut self,
-        bucket: &mut Bucket,
-        level: usize,
-        marks: Marks,
-        to: To,
-    ) -> usize {
-        let mut batch = [Ref::default(); CHUNK];
-        let n = self.chunks.take_chunk(bucket, &mut batch);
+    pub(super) fn cascade_batch(&mut self, batch: &[Ref], level: usize, marks: Marks, to: To) {
+        let n = batch.len();
         let top = level == LEVELS - 1;
         debug_assert!(
             !(top && marks.moved),
@@ -101,9 +101,9 @@ impl<T> HierarchicalWheel<T> {
         let read = marks.moved && level == 1;
         let high = self.base(to) & !u64::from(u32::MAX);
         if read {
-            self.warm(&batch[..n]);
+            self.warm(batch);
         }
-        for &r in &batch[..n] {
+        for &r in batch {
             if read {
                 self.cascade_read(r, high, marks.unsorted, to);
             } else if marks.moved {
@@ -122,7 +122,6 @@ impl<T> HierarchicalWheel<T> {
         }
         self.stats.cascaded += n as u64;
         self.work += n as u64;
-        n
     }
 
     /// The cursor a cascade to `to` places for.
@@ -206,9 +205,11 @@ impl<T> HierarchicalWheel<T> {
     /// Marks the place of a timer due at `deadline` as possibly out of `seq` order (the
     /// ordered stores are keyed by `seq` and never are).
     pub(super) fn mark_unsorted(&mut self, deadline: Tick) {
+        // A reference pushed into a staged slot may have been staged at once: mark both.
         if let Some(stage) = self.stage_covering(deadline) {
             stage.mark_unsorted(deadline);
-        } else if in_levels(self.elapsed, deadline) {
+        }
+        if in_levels(self.elapsed, deadline) {
             let level = level_for(self.elapsed, deadline);
             self.levels.mark_unsorted(level, slot_for(deadline, level));
         } else if deadline == self.elapsed {

@@ -67,6 +67,8 @@ impl<T> HierarchicalWheel<T> {
     /// Drops dead references where they gather first, then everywhere if that was not enough:
     /// one slab read per reference read, and no bucket read twice.
     ///
+    /// A staged slot's staged references count as one more slot here.
+    ///
     /// First the crowded slots, each holding more than an eighth of all references (at most
     /// seven). Short-lived timers gather there: request deadlines a few seconds out, cancelled
     /// when the response comes, all land in the one or two coarse slots the cursor is a few
@@ -82,13 +84,20 @@ impl<T> HierarchicalWheel<T> {
         let refs = self.refs();
         let start = self.work;
         let crowded = self.levels.slots_longer_than(refs / 8);
-        let mut dropped = self.levels.compact(&mut self.chunks, &self.slab, crowded);
+        let keep = self.staged;
+        let mut dropped = self
+            .levels
+            .compact(&mut self.chunks, &self.slab, crowded, keep);
+        let crowded_stages: Vec<bool> = self.stages.iter().map(|s| s.refs() > refs / 8).collect();
+        dropped += self.compact_stages(|i| crowded_stages[i]);
         let live = self.slab.len();
         if refs - dropped > live + live / 2 {
             let others = crowded.map(|word| !word);
-            dropped += self.levels.compact(&mut self.chunks, &self.slab, others);
+            dropped += self
+                .levels
+                .compact(&mut self.chunks, &self.slab, others, keep);
             dropped += self.chunks.compact(&mut self.ready, &self.slab);
-            dropped += self.compact_stages();
+            dropped += self.compact_stages(|i| !crowded_stages[i]);
         }
         self.stats.compactions += 1;
         // Dead references piled up: see whether holding inserts in the nursery would have

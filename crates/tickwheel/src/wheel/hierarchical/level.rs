@@ -213,12 +213,14 @@ impl Levels {
     }
 
     /// Drops the dead references of the occupied slots in `which` (one word per level);
-    /// returns how many.
+    /// returns how many. A slot in `keep` (a staged one) stays occupied and keeps its marks
+    /// even if it empties.
     pub(crate) fn compact<T>(
         &mut self,
         chunks: &mut Chunks,
         slab: &Slab<Stamped<T>>,
         which: [u64; LEVELS],
+        keep: [u64; LEVELS],
     ) -> usize {
         let mut dropped = 0;
         for (level, slots) in self.slots.iter_mut().enumerate() {
@@ -227,12 +229,8 @@ impl Levels {
                 let slot = word.trailing_zeros() as usize;
                 word &= word - 1;
                 let bucket = &mut slots[slot];
-                if bucket.is_empty() {
-                    // The staged slot: held occupied while its references are elsewhere.
-                    continue;
-                }
                 dropped += chunks.compact(bucket, slab);
-                if bucket.is_empty() {
+                if bucket.is_empty() && keep[level] & (1 << slot) == 0 {
                     self.occupied[level] &= !(1 << slot);
                     self.moved[level] &= !(1 << slot);
                     self.unsorted[level] &= !(1 << slot);
@@ -255,10 +253,16 @@ impl Levels {
         (bucket, marks)
     }
 
-    /// Sets a slot's occupancy bit with its bucket empty: the staged slot, whose references
-    /// are staged (see [`stage`](super::stage)).
-    pub(crate) fn hold(&mut self, level: usize, slot: usize) {
-        self.occupied[level] |= 1 << slot;
+    /// Takes the first chunk's worth of a slot's references into `out` and returns how many,
+    /// leaving its bit and marks as they are (a staged slot stays occupied while empty).
+    pub(crate) fn take_chunk(
+        &mut self,
+        chunks: &mut Chunks,
+        level: usize,
+        slot: usize,
+        out: &mut [Ref; super::bucket::CHUNK],
+    ) -> usize {
+        chunks.take_chunk(&mut self.slots[level][slot], out)
     }
 
     /// Swaps the levels below `level` with `other`'s.

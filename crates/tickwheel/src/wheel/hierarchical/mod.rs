@@ -173,6 +173,8 @@ pub struct HierarchicalWheel<T> {
     stages: Vec<Stage>,
     /// Bit `s` of `staged[l]` is set iff slot `s` of level `l` is staged.
     staged: [u64; LEVELS],
+    /// A staging step is running (a push it makes into a staged slot does not start another).
+    staging: bool,
     /// Work done so far (see [`Stats::max_call_work`]): the calls that can do more than a
     /// few units read it before and after.
     work: u64,
@@ -212,6 +214,7 @@ impl<T> HierarchicalWheel<T> {
             scratch: Vec::new(),
             stages: Vec::new(),
             staged: [0; LEVELS],
+            staging: false,
             work: 0,
             stats: Stats::default(),
         }
@@ -398,6 +401,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         // dropped, and the slab's tail is released.
         let order = self.firing_order();
         self.clear_places();
+        self.stages = Vec::new();
         self.chunks = Chunks::new(0, 0);
         self.scratch = Vec::new();
         self.place_in_order(&order);

@@ -52,20 +52,12 @@ impl<T> HierarchicalWheel<T> {
         seq: u32,
     ) {
         self.maybe_compact();
-        if self.is_staged(level, slot) {
-            self.push_staged(level, slot, index, deadline, seq);
-            return;
-        }
-        if level > 0
-            && self.levels.bucket(level, slot).len() >= stage::STAGE_STEP
-            && self.levels.first_of(level, self.elapsed).map(|(s, _)| s) == Some(slot)
-        {
-            // The earliest slot of its level is crowded now: the next poll stages it.
-            self.hint = self.hint.min(self.elapsed);
-        }
         let r = Ref::to(index, seq, deadline);
         // The compaction may have left this slot's tail chunk with room: `push` tests again.
         self.levels.push(&mut self.chunks, level, slot, r);
+        if level > 0 {
+            self.after_new_chunk(level, slot);
+        }
     }
 
     /// Keeps `hint` at most every pending deadline. Written only when it falls, which is

@@ -42,23 +42,27 @@
 //! | memory | a 7,680 B bucket table per slot staged at once |
 
 use super::cascade::To;
-use super::level::{slot_start, Marks};
+use super::level::slot_start;
 use super::*;
 
-/// The most references one poll stages, and the crowding (references in the earliest slot of
-/// a coarse level) from which a slot is staged rather than cascaded at once.
+/// The most references one poll stages, and the crowding (references in one coarse slot) from
+/// which a slot is staged rather than cascaded at once.
 #[cfg(not(test))]
 pub(super) const STAGE_STEP: usize = 2_048;
 /// Small in the unit tests, so that their random operation sequences stage slots often.
 #[cfg(test)]
 pub(super) const STAGE_STEP: usize = 16;
 
+/// References a push that takes a new chunk in a staged slot stages: two chunks per chunk
+/// pushed, so a staged slot's own bucket shrinks while pushes go on.
+pub(super) const PUSH_STEP: usize = 2 * CHUNK;
+
 /// No slot is staged.
 const NONE: usize = usize::MAX;
 
-/// The staged slot and the places its references have moved to.
+/// A staged slot and the places its references have moved to.
 pub(super) struct Stage {
-    /// The staged slot, or [`NONE`].
+    /// The staged slot, or [`NONE`] for an idle stage kept for reuse.
     slot: usize,
     /// The staged slot's level.
     level: usize,
@@ -66,10 +70,6 @@ pub(super) struct Stage {
     base: Tick,
     /// The staged slot's last tick.
     end: Tick,
-    /// The slot's marks when staging began.
-    marks: Marks,
-    /// References not staged yet, oldest first.
-    rest: Bucket,
     /// Staged references due at `base`.
     ready: Bucket,
     /// `ready` may be out of `seq` order.
@@ -85,11 +85,6 @@ impl Stage {
             level: 0,
             base: 0,
             end: 0,
-            marks: Marks {
-                moved: false,
-                unsorted: false,
-            },
-            rest: Bucket::EMPTY,
             ready: Bucket::EMPTY,
             ready_unsorted: false,
             levels: Levels::new(),
@@ -129,24 +124,20 @@ impl Stage {
         &mut self.levels
     }
 
-    /// Every staged bucket with what it is: `rest`, `ready`, then the staged level slots.
+    /// Every staged bucket: `ready`, then the staged level slots.
     pub(super) fn buckets(&self) -> impl Iterator<Item = &Bucket> + '_ {
-        [&self.rest, &self.ready]
-            .into_iter()
-            .chain(self.levels.buckets().map(|(_, _, b)| b))
+        core::iter::once(&self.ready).chain(self.levels.buckets().map(|(_, _, b)| b))
     }
 
-    /// References staged or waiting to be, live or dead.
+    /// References staged, live or dead.
     pub(super) fn refs(&self) -> usize {
-        self.rest.len() + self.ready.len() + self.levels.refs()
+        self.ready.len() + self.levels.refs()
     }
 
-    /// Marks the place of a timer due at `deadline` (covered) as possibly out of `seq` order:
-    /// all of `rest` while that holds anything (the reference may be anywhere in it).
+    /// Marks the staged place of a timer due at `deadline` (covered) as possibly out of `seq`
+    /// order.
     pub(super) fn mark_unsorted(&mut self, deadline: Tick) {
-        if !self.rest.is_empty() {
-            self.marks.unsorted = true;
-        } else if deadline == self.base {
+        if deadline == self.base {
             self.ready_unsorted = true;
         } else {
             let level = level_for(self.base, deadline);
@@ -157,26 +148,26 @@ impl Stage {
     /// Forgets everything staged (the caller resets the arena).
     pub(super) fn clear(&mut self) {
         self.slot = NONE;
-        self.rest = Bucket::EMPTY;
         self.ready = Bucket::EMPTY;
         self.ready_unsorted = false;
         self.levels.clear();
     }
 
-    /// The checks of the module docs for the wheel's cursor at `elapsed`; `live` lists a
-    /// bucket's live references, `deadline` a live reference's deadline (its home for a timer
-    /// moved in place) and whether it is moved.
+    /// The checks of the module docs for the wheel's cursor at `elapsed`, its levels `main`
+    /// and its `hint`; `live` lists a bucket's live references, `deadline` gives a live reference's
+    /// deadline (its home for a timer moved in place) and whether it is moved.
     pub(super) fn check(
         &self,
         main: &Levels,
         elapsed: Tick,
+        hint: Tick,
         live: impl Fn(&Bucket) -> Vec<Ref>,
         deadline: impl Fn(&Ref) -> (Tick, bool),
     ) {
         if !self.is_active() {
             assert!(
                 self.buckets().all(Bucket::is_empty),
-                "references staged with no slot staged"
+                "references in an idle stage"
             );
             return;
         }
@@ -184,20 +175,12 @@ impl Stage {
         assert!((1..LEVELS).contains(&level), "staged slot on level {level}");
         assert_eq!(self.base, slot_start(elapsed, level, slot), "staged base");
         assert_eq!(self.end, self.base + (1 << (6 * level)) - 1, "staged end");
-        assert!(self.base > elapsed, "the cursor passed the staged slot");
-        assert!(
-            main.bucket(level, slot).is_empty() && main.is_marked(level, slot),
-            "staged slot not held empty and occupied"
-        );
-        let marks = main.marks(level, slot);
-        assert!(!marks.moved && !marks.unsorted, "staged slot marked");
-        for r in live(&self.rest) {
-            let (d, _) = deadline(&r);
-            assert!(self.covers(d), "rest holds {d}, outside the staged slot");
-        }
+        assert!(self.base > elapsed, "the cursor passed a staged slot");
+        assert!(main.is_marked(level, slot), "staged slot not occupied");
         for r in live(&self.ready) {
             let (d, moved) = deadline(&r);
             assert!(d == self.base && !moved, "staged ready holds {d}");
+            assert!(hint <= d, "hint above a staged deadline");
         }
         for (l, s, bucket) in self.levels.buckets() {
             assert_eq!(
@@ -213,14 +196,14 @@ impl Stage {
                 assert_eq!(level_for(self.base, d), l, "staged {d} on the wrong level");
                 assert_eq!(slot_for(d, l), s, "staged {d} in the wrong slot");
                 assert!(!moved || (l > 0 && marks.moved), "unmarked staged home");
+                assert!(hint <= d, "hint above a staged deadline");
             }
         }
     }
 }
 
 impl<T> HierarchicalWheel<T> {
-    /// Whether `slot` of `level` is staged: one test of a bit, for the paths that must not
-    /// push into or move in place from a staged slot.
+    /// Whether `slot` of `level` is staged: one test of a bit.
     #[inline(always)]
     pub(super) fn is_staged(&self, level: usize, slot: usize) -> bool {
         self.staged[level] & (1 << slot) != 0
@@ -232,67 +215,96 @@ impl<T> HierarchicalWheel<T> {
         found.expect("a staged slot has its stage")
     }
 
-    /// At the end of a poll that found nothing due: stages the earliest occupied slot of each
-    /// coarse level if it is crowded and not staged yet, then stages up to [`STAGE_STEP`]
-    /// references, earliest slot first. Returns whether references are left to stage.
+    /// Stages `slot` of `level` (1 or higher, occupied, not staged): from now on its bucket
+    /// is cascaded into a stage of its own, from the front.
+    fn begin_stage(&mut self, level: usize, slot: usize) {
+        debug_assert!(level > 0 && !self.is_staged(level, slot));
+        self.staged[level] |= 1 << slot;
+        let i = match self.stages.iter().position(|s| !s.is_active()) {
+            Some(i) => i,
+            None => {
+                self.stages.push(Stage::new());
+                self.stages.len() - 1
+            }
+        };
+        let base = slot_start(self.elapsed, level, slot);
+        // A poll at `base` swaps the stage in and then stages its crowded slots in turn.
+        self.lower_hint(base);
+        let s = &mut self.stages[i];
+        s.slot = slot;
+        s.level = level;
+        s.base = base;
+        s.end = base + (1 << (6 * level)) - 1;
+    }
+
+    /// After a push that took a new chunk in `slot` of `level` (1 or higher): stages the slot
+    /// once it is crowded, and carries a staged slot's bucket on by [`PUSH_STEP`].
+    pub(super) fn after_new_chunk(&mut self, level: usize, slot: usize) {
+        if self.is_staged(level, slot) {
+            if !self.staging {
+                let start = self.work;
+                let i = self.stage_of(level, slot);
+                self.stage_some(i, PUSH_STEP);
+                self.note_work(start);
+            }
+        } else if self.levels.bucket(level, slot).len() > STAGE_STEP {
+            self.begin_stage(level, slot);
+        }
+    }
+
+    /// At the end of a poll that found nothing due: stages the earliest slot of each coarse
+    /// level if it is crowded, then carries up to [`STAGE_STEP`] references of the staged
+    /// slots' buckets on, earliest slot first. Returns whether a staged slot's bucket still
+    /// holds more than [`STAGE_STEP`].
     pub(super) fn stage_ahead(&mut self) -> bool {
         for level in 1..LEVELS {
-            let Some((slot, start)) = self.levels.first_of(level, self.elapsed) else {
-                continue;
-            };
-            if self.is_staged(level, slot) || self.levels.bucket(level, slot).len() <= STAGE_STEP {
-                continue;
-            }
-            let (rest, marks) = self.levels.take(level, slot);
-            self.levels.hold(level, slot);
-            self.staged[level] |= 1 << slot;
-            let i = match self.stages.iter().position(|s| !s.is_active()) {
-                Some(i) => i,
-                None => {
-                    self.stages.push(Stage::new());
-                    self.stages.len() - 1
+            if let Some((slot, _)) = self.levels.first_of(level, self.elapsed) {
+                if !self.is_staged(level, slot)
+                    && self.levels.bucket(level, slot).len() > STAGE_STEP
+                {
+                    self.begin_stage(level, slot);
                 }
-            };
-            let s = &mut self.stages[i];
-            s.slot = slot;
-            s.level = level;
-            s.base = start;
-            s.end = start + (1 << (6 * level)) - 1;
-            s.marks = marks;
-            s.rest = rest;
+            }
         }
         let mut budget = STAGE_STEP;
         loop {
             let next = (0..self.stages.len())
-                .filter(|&i| !self.stages[i].rest.is_empty())
+                .filter(|&i| {
+                    let s = &self.stages[i];
+                    s.is_active() && !self.levels.bucket(s.level, s.slot).is_empty()
+                })
                 .min_by_key(|&i| self.stages[i].base);
             let Some(i) = next else {
                 return false;
             };
             if budget == 0 {
-                return true;
+                let s = &self.stages[i];
+                return self.levels.bucket(s.level, s.slot).len() > STAGE_STEP;
             }
             budget = budget.saturating_sub(self.stage_some(i, budget));
         }
     }
 
-    /// Cascades about `n` references of stage `i`'s `rest` (whole chunks) to their staged
-    /// places; returns how many.
+    /// Cascades about `n` references (whole chunks) from the front of stage `i`'s slot to
+    /// their staged places; returns how many.
     pub(super) fn stage_some(&mut self, i: usize, n: usize) -> usize {
+        let (level, slot) = (self.stages[i].level, self.stages[i].slot);
+        let was = core::mem::replace(&mut self.staging, true);
         let mut done = 0;
-        let (level, marks) = (self.stages[i].level, self.stages[i].marks);
+        let mut batch = [Ref::default(); CHUNK];
         while done < n {
-            let mut rest = core::mem::replace(&mut self.stages[i].rest, Bucket::EMPTY);
-            // A staged cascade pushes nothing into its own `rest`: what it carries goes to
-            // staged places, or (a timer moved in place that settles later) beyond the slot.
-            let k = self.cascade_chunk(&mut rest, level, marks, To::Stage(i));
-            debug_assert!(self.stages[i].rest.is_empty());
-            self.stages[i].rest = rest;
+            let k = self
+                .levels
+                .take_chunk(&mut self.chunks, level, slot, &mut batch);
             if k == 0 {
                 break;
             }
+            // Read each time: a push may have marked the slot unsorted meanwhile.
+            let marks = self.levels.marks(level, slot);
+            self.cascade_batch(&batch[..k], level, marks, To::Stage(i));
             done += k;
         }
+        self.staging = was;
         done
     }
 
@@ -320,36 +332,20 @@ impl<T> HierarchicalWheel<T> {
         }
     }
 
-    /// A push into a staged slot (which the wheel's levels hold empty): behind `rest` while
-    /// that holds anything, carrying one chunk of it on, else straight to its staged place.
-    #[inline(never)]
-    pub(super) fn push_staged(
-        &mut self,
-        level: usize,
-        slot: usize,
-        index: u32,
-        deadline: Tick,
-        seq: u32,
-    ) {
-        let i = self.stage_of(level, slot);
-        if self.stages[i].rest.is_empty() {
-            self.stage_push(i, index, deadline, seq, false);
-        } else {
-            let r = Ref::to(index, seq, deadline);
-            self.chunks.push(&mut self.stages[i].rest, r);
-            self.stage_some(i, 1);
-        }
-    }
-
-    /// Drops the dead references of everything staged; returns how many.
-    pub(super) fn compact_stages(&mut self) -> usize {
+    /// Drops the dead references of the stages whose index `which` picks; returns how many.
+    pub(super) fn compact_stages(&mut self, which: impl Fn(usize) -> bool) -> usize {
         let mut dropped = 0;
-        for s in self.stages.iter_mut() {
-            dropped += self.chunks.compact(&mut s.rest, &self.slab);
+        let picked = self
+            .stages
+            .iter_mut()
+            .enumerate()
+            .filter(|(i, _)| which(*i));
+        for (_, s) in picked {
             dropped += self.chunks.compact(&mut s.ready, &self.slab);
+            let all = [u64::MAX; LEVELS];
             dropped += s
                 .levels
-                .compact(&mut self.chunks, &self.slab, [u64::MAX; LEVELS]);
+                .compact(&mut self.chunks, &self.slab, all, [0; LEVELS]);
         }
         dropped
     }
@@ -367,13 +363,13 @@ impl<T> HierarchicalWheel<T> {
         self.staged = [0; LEVELS];
     }
 
-    /// The cursor reached the staged `slot` of `level`: cascades what is left of its `rest`,
+    /// The cursor reached the staged `slot` of `level`: cascades what is left in its bucket,
     /// then swaps its staged levels in (the wheel's own below `level` are empty).
     pub(super) fn finish_stage(&mut self, level: usize, slot: usize) {
         let i = self.stage_of(level, slot);
-        let (held, marks) = self.levels.take(level, slot);
-        debug_assert!(held.is_empty() && !marks.moved && !marks.unsorted);
         self.stage_some(i, usize::MAX);
+        let (left, _) = self.levels.take(level, slot);
+        debug_assert!(left.is_empty());
         debug_assert!(self.ready.is_empty(), "advance_to empties the ready bucket");
         let s = &mut self.stages[i];
         self.levels.swap_below(&mut s.levels, level);
