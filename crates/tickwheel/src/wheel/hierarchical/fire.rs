@@ -94,6 +94,9 @@ impl<T> HierarchicalWheel<T> {
             if let Some(expired) = self.pop_due() {
                 self.stats.fired += 1;
                 self.fired_since_hint = true;
+                if self.stage_pending {
+                    self.stage_on_fire();
+                }
                 return Some(expired);
             }
             match self.next_slot() {

@@ -27,7 +27,7 @@
 //! cascades, and a marked level-0 slot is sorted by `seq` when it comes due.
 //!
 //! A coarse slot that gathers more than [`STAGE_STEP`](stage::STAGE_STEP) references is
-//! cascaded ahead of the cursor, a bounded piece per poll, into places kept apart until the
+//! cascaded ahead of the cursor, a bounded piece per call, into places kept apart until the
 //! cursor gets there ([`stage`]).
 //!
 //! Any other `reset` does not push at once either: its placement into the levels waits in the
@@ -72,7 +72,7 @@
 //! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once; a marked level-1 slot reads one entry per reference (coarser marked slots carry theirs down unread); a slot marked unsorted is sorted (O(k log k)) |
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
-//! | worst single call ([`Stats::max_call_work`]) | polled as time passes: at most [`STAGE_STEP`](stage::STAGE_STEP) references staged (rounded up to a chunk), one uncrowded slot's cascade per level, a nursery flush (at most 1,024 placements); unbounded: a jump past crowded slots not staged yet (each cascades whole), sorting a slot that timers moved in place came down into, a push that compacts (every reference), renumbering once per 2^31 seqs (every timer) |
+//! | worst single call ([`Stats::max_call_work`]) | bounded: at most [`STAGE_STEP`](stage::STAGE_STEP) references staged (rounded up to a chunk) plus a chunk left at a staged slot, one uncrowded slot's cascade per level, a nursery flush (at most 1,024 placements). Not bounded yet: a jump past a crowded slot of levels 1–3 that was never the earliest of its level while polls came (it cascades whole), sorting a slot that a herd moved in place came down into, a push that compacts (every reference), renumbering once per 2^31 seqs (every timer) |
 //! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn: the arena grows only for a push that found them within that) + `Vec` growth; 7,680 B of buckets (384 of 20 B) and an 8 KiB nursery per wheel, and another 7,680 B per slot staged at once |
 //!
 //! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
@@ -175,6 +175,8 @@ pub struct HierarchicalWheel<T> {
     staged: [u64; LEVELS],
     /// A staging step is running (a push it makes into a staged slot does not start another).
     staging: bool,
+    /// A staged slot may have references left to stage: a poll that fires carries some on.
+    stage_pending: bool,
     /// Work done so far (see [`Stats::max_call_work`]): the calls that can do more than a
     /// few units read it before and after.
     work: u64,
@@ -215,6 +217,7 @@ impl<T> HierarchicalWheel<T> {
             stages: Vec::new(),
             staged: [0; LEVELS],
             staging: false,
+            stage_pending: false,
             work: 0,
             stats: Stats::default(),
         }
@@ -309,13 +312,15 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             return self.reset_anywhere(key, deadline);
         }
         let level = level_for(elapsed, old);
-        let slot = slot_for(old, level);
         if deadline >= old
             && (1..LEVELS - 1).contains(&level)
             && moved::encodable(elapsed, deadline)
             && !self.nursery.may_hold(e.seq)
-            && self.staged[level] & (1 << slot) == 0
         {
+            let slot = slot_for(old, level);
+            if self.staged[level] & (1 << slot) != 0 {
+                return self.reset_staged(key, deadline, level, slot);
+            }
             // Later, from a slot that cascades below the top level: the reference stays where
             // it is, as the home, and the cascade of that slot places the timer (see `moved`).
             // The top level holds no homes: its cascade reads each deadline from the slab and

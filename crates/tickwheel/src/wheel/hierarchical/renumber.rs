@@ -39,6 +39,7 @@ impl<T> HierarchicalWheel<T> {
         self.ready_unsorted = false;
         self.levels.clear();
         self.clear_stages();
+        self.stage_pending = false;
         self.ready = Bucket::EMPTY;
         self.chunks.reset();
         self.overdue.clear();

@@ -1,44 +1,52 @@
-//! Staging: crowded coarse slots cascaded ahead of the cursor, a bounded piece per poll, so
-//! that a poll that reaches one does not carry all of it down at once.
+//! Staging: crowded coarse slots cascaded ahead of the cursor, a bounded piece per call, so
+//! that the poll that reaches one does not carry all of it down at once.
 //!
-//! When a poll finds nothing due, the earliest occupied slot of each level from 1 up that holds
-//! more than [`STAGE_STEP`] references is *staged*: its bucket becomes the stage's `rest`, its
-//! occupancy bit stays set (so `next_slot` still finds it when the cursor gets there) and its
-//! bit in the wheel's `staged` words is set. Every later poll that gets past the idle check
-//! cascades up to [`STAGE_STEP`] references of `rest`, earliest stage first, into the stage's
-//! own levels, placed for the cursor at the slot's first tick `base`. While any `rest` is not
-//! empty, `hint` stays at `now`, so an event loop that sleeps until `next_deadline` comes
-//! straight back for the next piece; a push that makes the earliest slot of its level crowded
-//! lowers `hint` the same way. When the cursor reaches a staged slot, what is left of its
-//! `rest` cascades, and the stage's levels below the slot's level are swapped in for the
-//! wheel's own, which are empty then (all of their timers were due before `base`).
+//! A slot of level 1 or higher that holds more than [`STAGE_STEP`] references and is the
+//! earliest of its level is *staged*: its bit in the wheel's `staged` words is set, and from
+//! then on its references are cascaded from the front of its bucket into a stage of its own
+//! (a bucket table placed for the cursor at the slot's first tick, `base`), while pushes go on
+//! filling the bucket's back. Every staging step leaves the bucket's last chunk in place, so
+//! pushes keep their fast path. When the cursor reaches the slot, what is left cascades (at
+//! most a chunk, when the calls before kept up) and the stage's levels below the slot's level
+//! are swapped in for the wheel's own, which are empty then (all of their timers were due
+//! before `base`); the slots that are now the earliest of their levels are staged in turn.
 //!
-//! A push into a staged slot's range goes to the back of `rest` while `rest` holds anything,
-//! and cascades one chunk of `rest` in the same call, so `rest` shrinks with every push; once
-//! `rest` is empty, pushes go straight to their staged place. References to equal deadlines
-//! thus stay in `seq` order. A reset never moves a timer in place from a staged slot (it takes
-//! the general path), so a staged slot's marks are the ones it had when staging began.
+//! When staging starts:
+//! - levels 4 and 5 (slots of 2^24 ticks and more): as soon as the slot is crowded and the
+//!   earliest of its level, by the push that crowds it;
+//! - lower levels, where I/O timeouts gather and mostly die before the cursor gets there: just
+//!   in time, [`lead`] ticks before `base` (`hint` is lowered so that a poll comes then), so
+//!   that little staging work is spent on timers that are cancelled or reset first.
 //!
-//! It pays where one coarse slot gathers a large share of the timers: in `worst_call`, a
-//! million timers due at one tick, polled once per tick, cost no call more than 2,053 units of
-//! work instead of 2,000,007.
+//! What carries a staged slot on: every poll that gets past the idle check and finds nothing
+//! due ([`STAGE_STEP`], earliest stage first, `hint` kept at `now` while a stage has more than
+//! that left), every poll that fires (a chunk), and every push that takes a new chunk in the
+//! slot (two chunks), so the bucket shrinks while pushes go on.
+//!
+//! A reset that moves a timer in place from a staged slot marks both places its reference may
+//! be in (the slot's bucket, and its staged place) as homes.
+//!
+//! In `worst_call` at a million timers, one deadline and a far jump cost no call more than
+//! about 2,000 units of work; see the wheel's cost table for what is not bounded.
 //!
 //! # Invariants
-//! - A staged slot is on level 1 or higher with first tick `base > elapsed`. In the wheel's
-//!   levels its bucket is empty, its occupancy bit set and its marks clear.
+//! - A staged slot is on level 1 or higher with first tick `base > elapsed`, and its
+//!   occupancy bit is set.
 //! - Every live reference to a timer due in `[base, end]` (for a timer moved in place, every
-//!   home there) is in `rest`, in `ready` (due at `base`) or in the stage's level slot of its
-//!   deadline for the cursor at `base`, on a level below the slot's; nothing else is staged.
-//! - References in `rest` were pushed before every staged reference to an equal deadline;
-//!   staged buckets keep `seq` order among equal deadlines unless marked unsorted.
+//!   home there) is in the slot's own bucket, in `ready` (due at `base`) or in the stage's level
+//!   slot of its deadline for the cursor at `base`, on a level below the slot's; nothing else
+//!   is staged.
+//! - References still in the slot's bucket were pushed after every staged reference to an
+//!   equal deadline; staged buckets keep `seq` order among equal deadlines unless marked
+//!   unsorted. A staged slot stays occupied even when its bucket is empty.
 //! - An idle stage (kept for reuse) holds nothing.
 //!
 //! # Costs
 //! | operation | cost |
 //! |---|---|
-//! | poll that stages | at most [`STAGE_STEP`] references carried, rounded up to a chunk |
-//! | push into a staged range | one push, plus one chunk of `rest` carried while it is not empty |
-//! | the cursor reaching a staged slot | what is left of `rest` (none when polls kept up), and a swap of the bucket tables below its level |
+//! | poll that finds nothing due | at most [`STAGE_STEP`] references carried, rounded up to a chunk |
+//! | poll that fires, push that takes a new chunk in a staged slot | one chunk, two chunks |
+//! | the cursor reaching a staged slot | what is left in its bucket (a chunk when the calls before kept up), and a swap of the bucket tables below its level |
 //! | memory | a 7,680 B bucket table per slot staged at once |
 
 use super::cascade::To;
@@ -56,6 +64,16 @@ pub(super) const STAGE_STEP: usize = 16;
 /// References a push that takes a new chunk in a staged slot stages: two chunks per chunk
 /// pushed, so a staged slot's own bucket shrinks while pushes go on.
 pub(super) const PUSH_STEP: usize = 2 * CHUNK;
+
+/// The first level whose crowded slots are staged as soon as they are the earliest of their
+/// level; below it, just in time (see the module docs).
+const EARLY_LEVEL: usize = 4;
+
+/// The ticks before its first tick at which a slot of `len` references starts staging just in
+/// time: one poll per tick then carries [`STAGE_STEP`] each, with two ticks to spare.
+fn lead(len: usize) -> Tick {
+    (len / STAGE_STEP) as Tick + 2
+}
 
 /// No slot is staged.
 const NONE: usize = usize::MAX;
@@ -209,6 +227,16 @@ impl<T> HierarchicalWheel<T> {
         self.staged[level] & (1 << slot) != 0
     }
 
+    /// References left to stage in stage `i`'s slot (0 for an idle stage).
+    fn stage_left(&self, i: usize) -> usize {
+        let s = &self.stages[i];
+        if s.is_active() {
+            self.levels.bucket(s.level, s.slot).len()
+        } else {
+            0
+        }
+    }
+
     /// The index in `stages` of the stage of `slot` on `level` (which is staged).
     fn stage_of(&self, level: usize, slot: usize) -> usize {
         let found = self.stages.iter().position(|s| s.holds(level, slot));
@@ -230,6 +258,7 @@ impl<T> HierarchicalWheel<T> {
         let base = slot_start(self.elapsed, level, slot);
         // A poll at `base` swaps the stage in and then stages its crowded slots in turn.
         self.lower_hint(base);
+        self.stage_pending = true;
         let s = &mut self.stages[i];
         s.slot = slot;
         s.level = level;
@@ -238,7 +267,9 @@ impl<T> HierarchicalWheel<T> {
     }
 
     /// After a push that took a new chunk in `slot` of `level` (1 or higher): stages the slot
-    /// once it is crowded, and carries a staged slot's bucket on by [`PUSH_STEP`].
+    /// once it is crowded if it is the earliest of its level, and carries a staged slot's
+    /// bucket on by [`PUSH_STEP`]. Later slots wait: their timers may yet be cancelled, and a
+    /// cascade done early is wasted on them.
     pub(super) fn after_new_chunk(&mut self, level: usize, slot: usize) {
         if self.is_staged(level, slot) {
             if !self.staging {
@@ -248,7 +279,83 @@ impl<T> HierarchicalWheel<T> {
                 self.note_work(start);
             }
         } else if self.levels.bucket(level, slot).len() > STAGE_STEP {
+            if let Some((first, start)) = self.levels.first_of(level, self.elapsed) {
+                if first == slot {
+                    self.begin_or_wait(level, slot, start);
+                }
+            }
+        }
+    }
+
+    /// Stages the crowded `slot` of `level`, starting at `start`, now if its level is staged
+    /// early or its [`lead`] has come; otherwise lowers `hint` so that a poll comes then.
+    fn begin_or_wait(&mut self, level: usize, slot: usize, start: Tick) {
+        let lead = lead(self.levels.bucket(level, slot).len());
+        if level >= EARLY_LEVEL || start - self.elapsed <= lead {
             self.begin_stage(level, slot);
+        } else {
+            self.lower_hint(start - lead);
+        }
+    }
+
+    /// [`Timer::reset`] to a later deadline of a timer whose reference is in the staged `slot`
+    /// of `level` (the caller checked that it may move in place otherwise): the reference may
+    /// still be in the slot's own bucket or staged already, so both places are marked as
+    /// homes. A reference staged at the stage's cursor or on its level 0 is not a place a home
+    /// may be; that timer takes the general path.
+    #[inline(never)]
+    pub(super) fn reset_staged(
+        &mut self,
+        key: TimerKey,
+        deadline: Tick,
+        level: usize,
+        slot: usize,
+    ) -> Result<(), StaleKeyError> {
+        let old = self.slab.at(key.index).deadline();
+        let s = &self.stages[self.stage_of(level, slot)];
+        let base = s.base;
+        let l = level_for(base, old);
+        if old == base || l == 0 {
+            return self.reset_anywhere(key, deadline);
+        }
+        let i = self.stage_of(level, slot);
+        self.stages[i].levels.mark_moved(l, slot_for(old, l));
+        self.levels.mark_moved(level, slot);
+        let seq = self.seq;
+        let e = self.slab.at_mut(key.index);
+        moved::move_in_place(e, e.seq, deadline, seq);
+        self.seq += 1;
+        self.stats.reset += 1;
+        Ok(())
+    }
+
+    /// Stages the earliest slot of each coarse level if it is crowded and not staged yet, or
+    /// lowers `hint` to when it should be.
+    fn begin_crowded(&mut self) {
+        for level in 1..LEVELS {
+            if let Some((slot, start)) = self.levels.first_of(level, self.elapsed) {
+                if !self.is_staged(level, slot)
+                    && self.levels.bucket(level, slot).len() > STAGE_STEP
+                {
+                    self.begin_or_wait(level, slot, start);
+                }
+            }
+        }
+    }
+
+    /// After a poll that fired a timer while a stage has references left in its slot:
+    /// carries one chunk of the earliest such slot on, so that a run of fires (a far jump
+    /// draining) stages the next crowded slot before the cursor gets there.
+    #[inline(never)]
+    pub(super) fn stage_on_fire(&mut self) {
+        let next = (0..self.stages.len())
+            .filter(|&i| self.stage_left(i) > CHUNK)
+            .min_by_key(|&i| self.stages[i].base);
+        match next {
+            Some(i) => {
+                self.stage_some(i, CHUNK);
+            }
+            None => self.stage_pending = false,
         }
     }
 
@@ -257,42 +364,37 @@ impl<T> HierarchicalWheel<T> {
     /// slots' buckets on, earliest slot first. Returns whether a staged slot's bucket still
     /// holds more than [`STAGE_STEP`].
     pub(super) fn stage_ahead(&mut self) -> bool {
-        for level in 1..LEVELS {
-            if let Some((slot, _)) = self.levels.first_of(level, self.elapsed) {
-                if !self.is_staged(level, slot)
-                    && self.levels.bucket(level, slot).len() > STAGE_STEP
-                {
-                    self.begin_stage(level, slot);
-                }
-            }
-        }
+        self.begin_crowded();
         let mut budget = STAGE_STEP;
         loop {
             let next = (0..self.stages.len())
-                .filter(|&i| {
-                    let s = &self.stages[i];
-                    s.is_active() && !self.levels.bucket(s.level, s.slot).is_empty()
-                })
+                .filter(|&i| self.stage_left(i) > CHUNK)
                 .min_by_key(|&i| self.stages[i].base);
             let Some(i) = next else {
                 return false;
             };
             if budget == 0 {
-                let s = &self.stages[i];
-                return self.levels.bucket(s.level, s.slot).len() > STAGE_STEP;
+                return self.stage_left(i) > STAGE_STEP;
             }
             budget = budget.saturating_sub(self.stage_some(i, budget));
         }
     }
 
     /// Cascades about `n` references (whole chunks) from the front of stage `i`'s slot to
-    /// their staged places; returns how many.
+    /// their staged places, leaving the slot's last chunk where it is (pushes are filling
+    /// it; taking it would send the next push to a new chunk, one reference at a time);
+    /// returns how many.
     pub(super) fn stage_some(&mut self, i: usize, n: usize) -> usize {
+        self.stage_from(i, n, CHUNK)
+    }
+
+    /// [`stage_some`](Self::stage_some) down to `keep` references left in the slot.
+    fn stage_from(&mut self, i: usize, n: usize, keep: usize) -> usize {
         let (level, slot) = (self.stages[i].level, self.stages[i].slot);
         let was = core::mem::replace(&mut self.staging, true);
         let mut done = 0;
         let mut batch = [Ref::default(); CHUNK];
-        while done < n {
+        while done < n && self.levels.bucket(level, slot).len() > keep {
             let k = self
                 .levels
                 .take_chunk(&mut self.chunks, level, slot, &mut batch);
@@ -367,7 +469,7 @@ impl<T> HierarchicalWheel<T> {
     /// then swaps its staged levels in (the wheel's own below `level` are empty).
     pub(super) fn finish_stage(&mut self, level: usize, slot: usize) {
         let i = self.stage_of(level, slot);
-        self.stage_some(i, usize::MAX);
+        self.stage_from(i, usize::MAX, 0);
         let (left, _) = self.levels.take(level, slot);
         debug_assert!(left.is_empty());
         debug_assert!(self.ready.is_empty(), "advance_to empties the ready bucket");
@@ -381,5 +483,8 @@ impl<T> HierarchicalWheel<T> {
         if unsorted {
             self.sort_ready();
         }
+        // The swapped-in slots may be crowded, and a slot further on is now the earliest of
+        // its level.
+        self.begin_crowded();
     }
 }
