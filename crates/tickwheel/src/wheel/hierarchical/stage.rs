@@ -32,10 +32,10 @@
 //! # Invariants
 //! - A staged slot is on level 1 or higher with first tick `base > elapsed`, and its
 //!   occupancy bit is set.
-//! - Every live reference to a timer due in `[base, end]` (for a timer moved in place, every
-//!   home there) is in the slot's own bucket, in `ready` (due at `base`) or in the stage's level
-//!   slot of its deadline for the cursor at `base`, on a level below the slot's; nothing else
-//!   is staged.
+//! - Every live reference to a timer due in the slot's `64^level` ticks from `base` (for a
+//!   timer moved in place, every home there) is in the slot's own bucket, in `ready` (due at
+//!   `base`) or in the stage's level slot of its deadline for the cursor at `base`, on a level
+//!   below the slot's; nothing else is staged.
 //! - References still in the slot's bucket were pushed after every staged reference to an
 //!   equal deadline; staged buckets keep `seq` order among equal deadlines unless marked
 //!   unsorted. A staged slot stays occupied even when its bucket is empty.
@@ -86,8 +86,6 @@ pub(super) struct Stage {
     level: usize,
     /// The staged slot's first tick: the cursor the staged places are for.
     base: Tick,
-    /// The staged slot's last tick.
-    end: Tick,
     /// Staged references due at `base`.
     ready: Bucket,
     /// `ready` may be out of `seq` order.
@@ -102,7 +100,6 @@ impl Stage {
             slot: NONE,
             level: 0,
             base: 0,
-            end: 0,
             ready: Bucket::EMPTY,
             ready_unsorted: false,
             levels: Levels::new(),
@@ -129,7 +126,8 @@ impl Stage {
     /// Whether a timer due at `deadline` belongs to the staged slot.
     #[inline]
     pub(super) fn covers(&self, deadline: Tick) -> bool {
-        self.is_active() && (self.base..=self.end).contains(&deadline)
+        // The slot spans `64^level` ticks from `base`.
+        self.is_active() && deadline >= self.base && (deadline - self.base) >> (6 * self.level) == 0
     }
 
     /// The cursor the staged places are for.
@@ -192,7 +190,6 @@ impl Stage {
         let (level, slot) = (self.level, self.slot);
         assert!((1..LEVELS).contains(&level), "staged slot on level {level}");
         assert_eq!(self.base, slot_start(elapsed, level, slot), "staged base");
-        assert_eq!(self.end, self.base + (1 << (6 * level)) - 1, "staged end");
         assert!(self.base > elapsed, "the cursor passed a staged slot");
         assert!(main.is_marked(level, slot), "staged slot not occupied");
         for r in live(&self.ready) {
@@ -237,6 +234,13 @@ impl<T> HierarchicalWheel<T> {
         }
     }
 
+    /// The earliest stage with more than a chunk left in its slot: the one a step carries on.
+    fn next_to_stage(&self) -> Option<usize> {
+        (0..self.stages.len())
+            .filter(|&i| self.stage_left(i) > CHUNK)
+            .min_by_key(|&i| self.stages[i].base)
+    }
+
     /// The index in `stages` of the stage of `slot` on `level` (which is staged).
     fn stage_of(&self, level: usize, slot: usize) -> usize {
         let found = self.stages.iter().position(|s| s.holds(level, slot));
@@ -263,7 +267,6 @@ impl<T> HierarchicalWheel<T> {
         s.slot = slot;
         s.level = level;
         s.base = base;
-        s.end = base + (1 << (6 * level)) - 1;
     }
 
     /// After a push that took a new chunk in `slot` of `level` (1 or higher): stages the slot
@@ -312,13 +315,12 @@ impl<T> HierarchicalWheel<T> {
         slot: usize,
     ) -> Result<(), StaleKeyError> {
         let old = self.slab.at(key.index).deadline();
-        let s = &self.stages[self.stage_of(level, slot)];
-        let base = s.base;
+        let i = self.stage_of(level, slot);
+        let base = self.stages[i].base;
         let l = level_for(base, old);
         if old == base || l == 0 {
             return self.reset_anywhere(key, deadline);
         }
-        let i = self.stage_of(level, slot);
         self.stages[i].levels.mark_moved(l, slot_for(old, l));
         self.levels.mark_moved(level, slot);
         let seq = self.seq;
@@ -348,10 +350,7 @@ impl<T> HierarchicalWheel<T> {
     /// draining) stages the next crowded slot before the cursor gets there.
     #[inline(never)]
     pub(super) fn stage_on_fire(&mut self) {
-        let next = (0..self.stages.len())
-            .filter(|&i| self.stage_left(i) > CHUNK)
-            .min_by_key(|&i| self.stages[i].base);
-        match next {
+        match self.next_to_stage() {
             Some(i) => {
                 self.stage_some(i, CHUNK);
             }
@@ -367,10 +366,7 @@ impl<T> HierarchicalWheel<T> {
         self.begin_crowded();
         let mut budget = STAGE_STEP;
         loop {
-            let next = (0..self.stages.len())
-                .filter(|&i| self.stage_left(i) > CHUNK)
-                .min_by_key(|&i| self.stages[i].base);
-            let Some(i) = next else {
+            let Some(i) = self.next_to_stage() else {
                 return false;
             };
             if budget == 0 {
