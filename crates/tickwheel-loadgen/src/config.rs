@@ -85,7 +85,24 @@ impl Workload {
     pub(crate) fn tick_ns(&self) -> u64 {
         nanos(self.tick).max(1)
     }
+
+    /// Timers to preallocate, so that no measured call pays for a vector's growth: one idle
+    /// timer per connection, plus the request deadlines in flight. A deadline lives at most one
+    /// request timeout (it fires or is cancelled), so in flight are about the arrivals of one
+    /// timeout; twice that, plus 1,024, covers the Poisson count's spread. The in-flight part
+    /// is capped at the run's arrivals and at [`MAX_PREALLOCATED_REQUESTS`]: beyond that, the
+    /// storage grows as it would in a server.
+    pub(crate) fn timers_to_preallocate(&self) -> usize {
+        let per_timeout = self.rate * self.request_timeout.as_secs_f64() * 2.0 + 1_024.0;
+        let in_flight = per_timeout
+            .min(self.rate * self.duration.as_secs_f64() + 1_024.0)
+            .min(MAX_PREALLOCATED_REQUESTS as f64);
+        self.connections as usize + in_flight as usize
+    }
 }
+
+/// The most request deadlines [`Workload::timers_to_preallocate`] reserves room for.
+pub(crate) const MAX_PREALLOCATED_REQUESTS: usize = 1 << 22;
 
 /// Defaults that depend on the clock: a virtual run is fast and large, a real one short.
 struct ClockDefaults {

@@ -304,7 +304,7 @@ fn drive<X: Timer<u64> + FromOptions + Send + 'static>(
     if let Some(threads) = threads {
         return service_mode::run::<X>(kind.name(), &config.workload, threads, clock, bar);
     }
-    let options = Options::new().preallocate(config.workload.connections as usize);
+    let options = Options::new().preallocate(config.workload.timers_to_preallocate());
     let timer = X::from_options(options).map_err(|e| Error::Input(e.to_string()))?;
     let mut outcome = match (config.clock, record) {
         (Clock::Virtual, Some(dir)) => {

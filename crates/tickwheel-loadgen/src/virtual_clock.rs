@@ -221,6 +221,31 @@ mod tests {
     }
 
     #[test]
+    fn the_preallocation_covers_every_timer_pending_at_once() {
+        let w = small();
+        for kind in Kind::ALL {
+            let o = drive(kind, &w);
+            // Idle timers alone fill the connections; request deadlines come on top.
+            assert!(o.peak_live > u64::from(w.connections), "{}", o.timer);
+            assert!(
+                o.peak_live <= w.timers_to_preallocate() as u64,
+                "{}: {} pending at once, {} preallocated",
+                o.timer,
+                o.peak_live,
+                w.timers_to_preallocate()
+            );
+        }
+        // An absurd rate reserves a bounded amount, not its product with the timeout.
+        let mut huge = w.clone();
+        huge.rate = 1e15;
+        huge.request_timeout = Duration::from_secs(3_600);
+        assert_eq!(
+            huge.timers_to_preallocate(),
+            2_000 + crate::config::MAX_PREALLOCATED_REQUESTS
+        );
+    }
+
+    #[test]
     fn one_interval_per_second_of_run_time() {
         let o = drive(Kind::Hierarchical, &small());
         assert_eq!(o.lateness_intervals.len(), 3);
