@@ -27,17 +27,17 @@
 //! - A bucket's `len` counts its references from the read cursor on, live or dead. An empty
 //!   bucket owns no chunk, and its `fill` is [`CHUNK`].
 //! - Every chunk is in exactly one bucket's list or in the free list.
-//! - References are pushed in `seq` order for any one deadline, so a bucket keeps first-in
-//!   first-out order among equal deadlines without sorting, except where a timer moved in place
-//!   comes down: the wheel marks that slot and sorts it ([`Chunks::sort_by_seq`]) before it is
-//!   handed out.
+//! - A level-0 bucket and the ready bucket hold increasing `seq`s: a reference that would
+//!   come after a later one goes to the wheel's ordered store of overtaken timers instead
+//!   (see [`hierarchical`](super)). Coarser buckets may hold any order: cascades sort the
+//!   references out when they reach level 0.
 //!
 //! # Costs
 //! | operation | cost |
 //! |---|---|
 //! | push, pop | O(1): one store or load in a hot chunk; a chunk taken from or given to the free list every 64 |
 //! | compact | O(len): one slab read per reference, independent of each other |
-//! | sort by seq | O(len log len), in place, with a reused buffer |
+//! | front, last | O(1) |
 //! | memory | 12 B per reference + under one 768 B chunk per non-empty slot |
 
 use alloc::vec::Vec;
@@ -241,7 +241,7 @@ impl Chunks {
     }
 
     /// Takes the reference at a bucket's cursor, freeing each chunk as it is used up.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop(&mut self, b: &mut Bucket) -> Option<Ref> {
         if b.len == 0 {
             return None;
@@ -401,23 +401,16 @@ impl Chunks {
         })
     }
 
-    /// Puts a bucket's references in `seq` order, in the places they occupy (`scratch` is a
-    /// reusable buffer). For a slot that received timers moved in place, whose turn in
-    /// first-in first-out order came before references pushed ahead of them.
-    pub(crate) fn sort_by_seq(&mut self, b: &Bucket, scratch: &mut Vec<Ref>) {
-        scratch.clear();
-        scratch.extend(self.iter(b));
-        scratch.sort_unstable_by_key(|r| r.seq);
-        let (mut c, mut i) = (b.head, b.pos as usize);
-        for &r in scratch.iter() {
-            let end = if c == b.tail { b.fill as usize } else { CHUNK };
-            if i == end {
-                c = self.next[c as usize];
-                i = 0;
-            }
-            self.refs[c as usize * CHUNK + i] = r;
-            i += 1;
-        }
+    /// The reference at a bucket's cursor: what [`pop`](Self::pop) would return.
+    #[inline]
+    pub(crate) fn front(&self, b: &Bucket) -> Option<Ref> {
+        (b.len != 0).then(|| self.refs[b.head as usize * CHUNK + b.pos as usize])
+    }
+
+    /// The reference pushed last into a bucket that still holds it.
+    #[inline]
+    pub(crate) fn last(&self, b: &Bucket) -> Option<Ref> {
+        (b.len != 0).then(|| self.refs[b.tail as usize * CHUNK + b.fill as usize - 1])
     }
 
     /// The live references of a bucket, checking its length and chunk list. For invariant

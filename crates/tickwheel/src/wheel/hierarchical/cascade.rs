@@ -59,13 +59,10 @@ impl<T> HierarchicalWheel<T> {
         let (mut bucket, marks) = self.levels.take(level, slot);
         if level == 0 {
             // Every live timer here is due exactly at `start`: the bucket becomes the ready
-            // bucket as it is, in `seq` order unless a moved timer came down into it.
+            // bucket as it is, in `seq` order (the overtaken store holds the rest).
             debug_assert!(self.ready.is_empty(), "advance_to empties the ready bucket");
             debug_assert!(!marks.moved, "no timer is moved in place from level 0");
             self.ready = bucket;
-            if marks.unsorted {
-                self.sort_ready();
-            }
             return;
         }
         let mut batch = [Ref::default(); CHUNK];
@@ -75,9 +72,6 @@ impl<T> HierarchicalWheel<T> {
                 break;
             }
             self.cascade_batch(&batch[..n], level, marks, To::Main);
-        }
-        if core::mem::take(&mut self.ready_unsorted) {
-            self.sort_ready();
         }
     }
 
@@ -105,16 +99,16 @@ impl<T> HierarchicalWheel<T> {
         }
         for &r in batch {
             if read {
-                self.cascade_read(r, high, marks.unsorted, to);
+                self.cascade_read(r, high, to);
             } else if marks.moved {
-                self.carry_home(r, high, marks.unsorted, to);
+                self.carry_home(r, high, to);
             } else if !top {
-                self.cascade_one(r.index, high | u64::from(r.low), r.seq, marks.unsorted, to);
+                self.cascade_one(r.index, high | u64::from(r.low), r.seq, to);
             } else {
                 match self.slab.try_at(r.index) {
                     Some(e) if e.seq == r.seq => {
                         let deadline = e.deadline();
-                        self.cascade_one(r.index, deadline, r.seq, marks.unsorted, to);
+                        self.cascade_one(r.index, deadline, r.seq, to);
                     }
                     _ => self.stats.stale_skipped += 1,
                 }
@@ -133,44 +127,56 @@ impl<T> HierarchicalWheel<T> {
         }
     }
 
-    /// Places one cascading timer; from a slot out of `seq` order, its new slot is marked so.
+    /// Places one cascading timer. Level 0 and the ready bucket hand references out in the
+    /// order they hold them: a reference that would follow a later `seq` there is overtaken
+    /// and goes to the overtaken store instead.
     #[inline(always)]
-    pub(super) fn cascade_one(
-        &mut self,
-        index: u32,
-        deadline: Tick,
-        seq: u32,
-        unsorted: bool,
-        to: To,
-    ) {
+    pub(super) fn cascade_one(&mut self, index: u32, deadline: Tick, seq: u32, to: To) {
         if let To::Stage(i) = to {
             if self.stages[i].covers(deadline) {
-                self.stage_push(i, index, deadline, seq, unsorted);
+                self.stage_push(i, index, deadline, seq);
                 return;
             }
         }
-        self.place(index, deadline, seq);
-        if unsorted {
-            self.mark_unsorted(deadline);
+        if in_levels(self.elapsed, deadline) {
+            self.lower_hint(deadline);
+            self.push_in_order(index, deadline, seq);
+        } else if deadline == self.elapsed && self.overtakes(&self.ready, seq) {
+            self.overtake(index, deadline, seq);
+        } else {
+            self.place(index, deadline, seq);
         }
+    }
+
+    /// Whether a reference with `seq` pushed into `bucket` would follow a later one.
+    #[inline(always)]
+    pub(super) fn overtakes(&self, bucket: &Bucket, seq: u32) -> bool {
+        self.chunks.last(bucket).is_some_and(|r| r.seq > seq)
+    }
+
+    /// Puts an overtaken timer in the overtaken store (the caller sets the occupancy bit of
+    /// its level-0 slot).
+    #[inline(never)]
+    pub(super) fn overtake(&mut self, index: u32, deadline: Tick, seq: u32) {
+        self.lower_hint(deadline);
+        self.overtaken.push(deadline, seq, index);
     }
 
     /// Cascades one reference of a slot that may be the home of timers moved in place: a
     /// live ordinary timer moves down, a moved one whose home this is settles and goes where
-    /// its deadline says (behind references that may come after it in `seq` order, so that
-    /// place is marked unsorted), a dead reference is dropped.
-    pub(super) fn cascade_read(&mut self, r: Ref, high: Tick, unsorted: bool, to: To) {
+    /// its deadline says, a dead reference is dropped.
+    pub(super) fn cascade_read(&mut self, r: Ref, high: Tick, to: To) {
         let Some(e) = self.slab.try_at(r.index) else {
             self.stats.stale_skipped += 1;
             return;
         };
         if e.seq == r.seq {
-            self.cascade_one(r.index, high | u64::from(r.low), r.seq, unsorted, to);
+            self.cascade_one(r.index, high | u64::from(r.low), r.seq, to);
         } else if is_moved(e.seq) && moved::live_seq(e) == r.seq {
             let e = self.slab.at_mut(r.index);
             moved::settle(e, self.elapsed);
             let (deadline, seq) = (e.deadline(), e.seq);
-            self.cascade_one(r.index, deadline, seq, true, to);
+            self.cascade_one(r.index, deadline, seq, to);
         } else {
             self.stats.stale_skipped += 1;
         }
@@ -181,7 +187,7 @@ impl<T> HierarchicalWheel<T> {
     /// home. A reference whose deadline `home` lands in level 0 or at the cursor could name a
     /// moved timer that a fire must not see as due, so that one is read and settled now.
     #[inline(always)]
-    pub(super) fn carry_home(&mut self, r: Ref, high: Tick, unsorted: bool, to: To) {
+    pub(super) fn carry_home(&mut self, r: Ref, high: Tick, to: To) {
         let home = high | u64::from(r.low);
         let base = self.base(to);
         let level = level_for(base, home);
@@ -194,26 +200,8 @@ impl<T> HierarchicalWheel<T> {
             };
             levels.push(&mut self.chunks, level, slot, r);
             levels.mark_moved(level, slot);
-            if unsorted {
-                levels.mark_unsorted(level, slot);
-            }
         } else {
-            self.cascade_read(r, high, unsorted, to);
-        }
-    }
-
-    /// Marks the place of a timer due at `deadline` as possibly out of `seq` order (the
-    /// ordered stores are keyed by `seq` and never are).
-    pub(super) fn mark_unsorted(&mut self, deadline: Tick) {
-        // A reference pushed into a staged slot may have been staged at once: mark both.
-        if let Some(stage) = self.stage_covering(deadline) {
-            stage.mark_unsorted(deadline);
-        }
-        if in_levels(self.elapsed, deadline) {
-            let level = level_for(self.elapsed, deadline);
-            self.levels.mark_unsorted(level, slot_for(deadline, level));
-        } else if deadline == self.elapsed {
-            self.ready_unsorted = true;
+            self.cascade_read(r, high, to);
         }
     }
 }

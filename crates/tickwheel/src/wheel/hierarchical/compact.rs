@@ -99,6 +99,7 @@ impl<T> HierarchicalWheel<T> {
             dropped += self.chunks.compact(&mut self.ready, &self.slab);
             dropped += self.compact_stages(|i| !crowded_stages[i]);
         }
+        dropped += self.compact_overtaken();
         self.stats.compactions += 1;
         // Dead references piled up: see whether holding inserts in the nursery would have
         // spared them (`make_room` decides after one round).
@@ -107,5 +108,31 @@ impl<T> HierarchicalWheel<T> {
         // Counted as every reference it may have read.
         self.work += refs as u64;
         self.note_work(start);
+    }
+
+    /// Drops the overtaken store's dead entries, then sets the occupancy bits of level 0 (the
+    /// wheel's and every stage's) from its buckets and the entries left, which the bucket
+    /// compaction may have cleared; returns how many it dropped.
+    fn compact_overtaken(&mut self) -> usize {
+        let slab = &self.slab;
+        let dropped = self
+            .overtaken
+            .retain(|e| stamped::is_live(slab, e.index, e.seq));
+        let mut main = 0u64;
+        let mut staged = vec![0u64; self.stages.len()];
+        for e in self.overtaken.iter() {
+            let d = e.deadline;
+            match self.stages.iter().position(|s| s.covers(d)) {
+                Some(i) if d != self.stages[i].base() => staged[i] |= 1 << slot_for(d, 0),
+                Some(_) => {}
+                None if d != self.elapsed => main |= 1 << slot_for(d, 0),
+                None => {}
+            }
+        }
+        self.levels.occupy_level0(main);
+        for (s, word) in self.stages.iter_mut().zip(staged) {
+            s.levels_mut().occupy_level0(word);
+        }
+        dropped
     }
 }

@@ -18,11 +18,53 @@ impl<T> HierarchicalWheel<T> {
             let (_, index) = self.overdue.pop_first()?;
             return Some(self.take(index));
         }
+        if !self.overtaken.is_empty() {
+            return self.pop_merged();
+        }
         self.warm_ready_chunk();
         let mut skipped = 0;
         let mut fired = None;
         while let Some(r) = self.chunks.pop(&mut self.ready) {
             if let Some((key, e)) = self.slab.take_if(r.index, |e| e.seq == r.seq) {
+                fired = Some(e.into_expired(key));
+                break;
+            }
+            skipped += 1;
+        }
+        self.stats.stale_skipped += skipped;
+        self.work += skipped + 1;
+        fired
+    }
+
+    /// [`pop_due`](Self::pop_due) while the overtaken store holds references: the ready
+    /// bucket and the overtaken ones due at the cursor, merged by `seq`.
+    #[cold]
+    #[inline(never)]
+    fn pop_merged(&mut self) -> Option<Expired<T>> {
+        let mut skipped = 0;
+        let mut fired = None;
+        loop {
+            let due = self
+                .overtaken
+                .first()
+                .filter(|e| e.deadline == self.elapsed);
+            let front = self.chunks.front(&self.ready);
+            let (index, seq) = match (due, front) {
+                (Some(e), Some(r)) if r.seq < e.seq => {
+                    self.chunks.pop(&mut self.ready);
+                    (r.index, r.seq)
+                }
+                (Some(e), _) => {
+                    self.overtaken.pop();
+                    (e.index, e.seq)
+                }
+                (None, Some(r)) => {
+                    self.chunks.pop(&mut self.ready);
+                    (r.index, r.seq)
+                }
+                (None, None) => break,
+            };
+            if let Some((key, e)) = self.slab.take_if(index, |e| e.seq == seq) {
                 fired = Some(e.into_expired(key));
                 break;
             }
@@ -57,13 +99,6 @@ impl<T> HierarchicalWheel<T> {
             }
         }
         core::hint::black_box(sum);
-    }
-
-    /// Sorts the ready bucket by `seq` (a timer moved in place came down into it), counted as
-    /// a unit of work per reference.
-    pub(super) fn sort_ready(&mut self) {
-        self.work += self.ready.len() as u64;
-        self.chunks.sort_by_seq(&self.ready, &mut self.scratch);
     }
 
     /// Takes a timer (already out of every place) out of the slab.

@@ -19,7 +19,35 @@ impl<T> HierarchicalWheel<T> {
             );
         }
         let ready = self.chunks.collect_live(&self.ready, &self.slab);
-        assert!(!self.ready_unsorted, "the ready bucket was left unsorted");
+        // Level-0 slots of the wheel and of each stage that the overtaken store holds
+        // entries for.
+        let mut main_overtaken = 0u64;
+        let mut stage_overtaken = vec![0u64; self.stages.len()];
+        for o in self.overtaken.iter() {
+            let d = o.deadline;
+            assert!(d >= self.elapsed, "overtaken entry {d} behind the cursor");
+            if let Some(e) = self.slab.try_at(o.index).filter(|e| e.seq == o.seq) {
+                assert_eq!(e.deadline(), d, "overtaken entry disagrees with its timer");
+                assert!(self.hint <= d, "hint above an overtaken deadline");
+            }
+            if let Some(i) = self.stages.iter().position(|s| s.covers(d)) {
+                let base = self.stages[i].base();
+                if d != base {
+                    assert_eq!(
+                        level_for(base, d),
+                        0,
+                        "overtaken {d} not on a staged level 0"
+                    );
+                    stage_overtaken[i] |= 1 << slot_for(d, 0);
+                }
+            } else if d != self.elapsed {
+                assert!(
+                    in_levels(self.elapsed, d) && level_for(self.elapsed, d) == 0,
+                    "overtaken {d} not on level 0"
+                );
+                main_overtaken |= 1 << slot_for(d, 0);
+            }
+        }
         for r in &ready {
             assert!(
                 !is_moved(self.slab.at(r.index).seq),
@@ -32,18 +60,17 @@ impl<T> HierarchicalWheel<T> {
             );
             assert!(self.hint <= self.elapsed, "hint above a ready timer");
         }
-        for pair in ready.windows(2) {
-            assert!(
-                pair[0].seq < pair[1].seq,
-                "ready bucket out of first-in first-out order"
-            );
-        }
+        self.check_increasing(&self.ready, "the ready bucket");
         for (l, s, bucket) in self.levels.buckets() {
+            let overtaken = l == 0 && main_overtaken & (1 << s) != 0;
             assert_eq!(
                 self.levels.is_marked(l, s),
-                !bucket.is_empty() || self.is_staged(l, s),
+                !bucket.is_empty() || self.is_staged(l, s) || overtaken,
                 "occupancy bit of level {l} slot {s} is wrong"
             );
+            if l == 0 {
+                self.check_increasing(bucket, "a level-0 bucket");
+            }
             let marks = self.levels.marks(l, s);
             let live = self.chunks.collect_live(bucket, &self.slab);
             let high = self.elapsed & !u64::from(u32::MAX);
@@ -76,28 +103,20 @@ impl<T> HierarchicalWheel<T> {
                 assert_eq!(slot_for(d, l), s, "timer {d} in the wrong slot");
                 assert!(self.hint <= d, "hint {} above deadline {d}", self.hint);
             }
-            if !marks.unsorted {
-                let ordinary: Vec<_> = live
-                    .iter()
-                    .map(|r| self.slab.at(r.index))
-                    .filter(|e| !is_moved(e.seq))
-                    .collect();
-                for pair in ordinary.windows(2) {
-                    assert!(
-                        pair[0].deadline() != pair[1].deadline() || pair[0].seq < pair[1].seq,
-                        "equal deadlines out of first-in first-out order in level {l} slot {s}"
-                    );
-                }
-            }
         }
         let high = self.elapsed & !u64::from(u32::MAX);
-        for stage in self.stages.iter() {
+        for (stage, &overtaken) in self.stages.iter().zip(&stage_overtaken) {
             if stage.is_active() {
                 let (l, s) = stage.slot();
                 assert!(self.is_staged(l, s), "a stage's slot is not marked staged");
             }
+            // The stage's ready bucket, then its level-0 buckets.
+            for bucket in stage.buckets().take(1 + SLOTS) {
+                self.check_increasing(bucket, "a staged level-0 bucket");
+            }
             stage.check(
                 &self.levels,
+                overtaken,
                 self.elapsed,
                 self.hint,
                 |b| self.chunks.collect_live(b, &self.slab),
@@ -208,5 +227,17 @@ impl<T> HierarchicalWheel<T> {
         all.dedup();
         assert_eq!(all.len(), placed, "a timer has two live references");
         assert_eq!(placed, self.slab.len(), "a timer is in no place");
+    }
+
+    /// Panics unless `bucket` (level 0, the ready bucket, or a stage's) holds increasing
+    /// `seq`s, live references and dead.
+    fn check_increasing(&self, bucket: &Bucket, what: &str) {
+        let seqs: Vec<u32> = self.chunks.iter(bucket).map(|r| r.seq).collect();
+        for pair in seqs.windows(2) {
+            assert!(
+                pair[0] < pair[1],
+                "{what} is out of first-in first-out order"
+            );
+        }
     }
 }

@@ -102,15 +102,12 @@ pub(crate) fn span_end(t: Tick) -> Tick {
 /// The six words sit together in one cache line, apart from the buckets, so finding
 /// the earliest slot reads one line however the buckets are spread.
 pub(crate) struct Levels {
-    /// Bit `s` of `occupied[l]` is set iff `slots[l][s]` holds a reference (live or dead).
+    /// Bit `s` of `occupied[l]` is set iff `slots[l][s]` holds a reference (live or dead), or
+    /// (level 0) the wheel's overtaken store holds one due in that slot.
     occupied: [u64; LEVELS],
     /// Bit `s` of `moved[l]` is set if `slots[l][s]` may be the home of a timer moved in place
     /// (see [`moved`](super::moved)): its cascade must read the entries.
     moved: [u64; LEVELS],
-    /// Bit `s` of `unsorted[l]` is set if `slots[l][s]` may hold equal deadlines out of `seq`
-    /// order (a timer moved in place came down after later references): a level-0 slot is
-    /// sorted when it comes due, a coarser one passes the mark on to where it cascades.
-    unsorted: [u64; LEVELS],
     slots: Box<[[Bucket; SLOTS]; LEVELS]>,
 }
 
@@ -119,8 +116,6 @@ pub(crate) struct Levels {
 pub(crate) struct Marks {
     /// It may be the home of a timer moved in place.
     pub(crate) moved: bool,
-    /// It may hold equal deadlines out of `seq` order.
-    pub(crate) unsorted: bool,
 }
 
 impl Levels {
@@ -128,7 +123,6 @@ impl Levels {
         Self {
             occupied: [0; LEVELS],
             moved: [0; LEVELS],
-            unsorted: [0; LEVELS],
             slots: Box::new([[Bucket::EMPTY; SLOTS]; LEVELS]),
         }
     }
@@ -139,17 +133,10 @@ impl Levels {
         self.moved[level] |= 1 << slot;
     }
 
-    /// Marks a slot as possibly out of `seq` order.
-    #[inline]
-    pub(crate) fn mark_unsorted(&mut self, level: usize, slot: usize) {
-        self.unsorted[level] |= 1 << slot;
-    }
-
     /// A slot's marks.
     pub(crate) fn marks(&self, level: usize, slot: usize) -> Marks {
         Marks {
             moved: self.moved[level] & (1 << slot) != 0,
-            unsorted: self.unsorted[level] & (1 << slot) != 0,
         }
     }
 
@@ -174,8 +161,10 @@ impl Levels {
         chunks.push_to_tail(&mut self.slots[level][slot], r);
     }
 
+    /// Sets a slot's occupancy bit (a push does it too): for a level-0 slot that the
+    /// overtaken store holds a timer for.
     #[inline(always)]
-    fn mark_occupied(&mut self, level: usize, slot: usize) {
+    pub(crate) fn mark_occupied(&mut self, level: usize, slot: usize) {
         // Usually set already. Testing first leaves the word unwritten, so inserts to one
         // level do not chain through it: an unconditional OR measured 5 % slower.
         if self.occupied[level] & (1 << slot) == 0 {
@@ -233,11 +222,21 @@ impl Levels {
                 if bucket.is_empty() && keep[level] & (1 << slot) == 0 {
                     self.occupied[level] &= !(1 << slot);
                     self.moved[level] &= !(1 << slot);
-                    self.unsorted[level] &= !(1 << slot);
                 }
             }
         }
         dropped
+    }
+
+    /// Sets level 0's occupancy bits to its non-empty buckets plus `extra`.
+    pub(crate) fn occupy_level0(&mut self, extra: u64) {
+        let mut word = extra;
+        for (slot, bucket) in self.slots[0].iter().enumerate() {
+            if !bucket.is_empty() {
+                word |= 1 << slot;
+            }
+        }
+        self.occupied[0] = word;
     }
 
     /// Empties a slot and returns its bucket, which keeps the chunks, with the slot's marks
@@ -248,7 +247,6 @@ impl Levels {
         let bit = !(1 << slot);
         self.occupied[level] &= bit;
         self.moved[level] &= bit;
-        self.unsorted[level] &= bit;
         let bucket = core::mem::replace(&mut self.slots[level][slot], Bucket::EMPTY);
         (bucket, marks)
     }
@@ -269,7 +267,6 @@ impl Levels {
     pub(crate) fn swap_below(&mut self, other: &mut Levels, level: usize) {
         self.occupied[..level].swap_with_slice(&mut other.occupied[..level]);
         self.moved[..level].swap_with_slice(&mut other.moved[..level]);
-        self.unsorted[..level].swap_with_slice(&mut other.unsorted[..level]);
         self.slots[..level].swap_with_slice(&mut other.slots[..level]);
     }
 
@@ -285,7 +282,6 @@ impl Levels {
     pub(crate) fn clear(&mut self) {
         self.occupied = [0; LEVELS];
         self.moved = [0; LEVELS];
-        self.unsorted = [0; LEVELS];
         *self.slots = [[Bucket::EMPTY; SLOTS]; LEVELS];
     }
 

@@ -23,8 +23,9 @@
 //! where its deadline now says, so the reads come a 64-tick slot at a time. A keep-alive timer
 //! refreshed every second with a 30 s timeout is then placed about once per 30 resets and
 //! leaves no dead references. Where it comes down, references pushed meanwhile may follow it
-//! in first-in first-out order, so that slot is marked unsorted; the mark travels down with
-//! cascades, and a marked level-0 slot is sorted by `seq` when it comes due.
+//! in first-in first-out order: a level-0 slot and the ready bucket hand references out in
+//! the order they hold, so a reference that would come down behind a later `seq` there goes
+//! to the [`overtaken`] store instead, and the fire of its tick merges the two by `seq`.
 //!
 //! A coarse slot that gathers more than [`STAGE_STEP`](stage::STAGE_STEP) references is
 //! cascaded ahead of the cursor, a bounded piece per call, into places kept apart until the
@@ -55,10 +56,12 @@
 //!   whose placement it holds is never moved in place.
 //! - A timer moved in place has its one live reference (its home) in a slot of level 1 or
 //!   higher whose moved mark is set, at or before its deadline ([`moved`]).
-//! - A level's occupancy bit is set iff its slot's bucket holds any reference.
-//! - Equal deadlines leave first-in first-out: every insert and reset takes a new `seq`, and
-//!   references to one deadline are pushed in `seq` order (cascades keep their order), except
-//!   in a slot marked unsorted, which is sorted by `seq` before it is handed out. Seqs stay
+//! - A level's occupancy bit is set iff its slot's bucket holds any reference, or (level 0)
+//!   the overtaken store holds one due in that slot, or the slot is staged.
+//! - Equal deadlines leave first-in first-out: every insert and reset takes a new `seq`; a
+//!   level-0 bucket (the wheel's or a stage's) and the ready bucket hold increasing `seq`s,
+//!   and the overtaken store holds, in `(deadline, seq)` order, the references that came down
+//!   behind a later one. Coarser buckets may hold any order. Seqs stay
 //!   below 2^31 (the top bit marks a moved entry); before they would reach it, every pending
 //!   timer is renumbered in firing order and every place rebuilt.
 //! - `elapsed <= now`; the ready bucket holds no live reference whenever `elapsed` moves.
@@ -69,11 +72,11 @@
 //! |---|---|
 //! | insert | O(1) amortised: a few bit operations and a push at the end of a slot's last chunk, or into the nursery and later (if still pending) from there (a push that takes a chunk may compact first: amortised O(1) per dead reference it drops) |
 //! | cancel, reset | O(1) amortised: the timer's own entry, a counter, and (reset) a push into the nursery, or for a later deadline nothing more; overdue or overflow: O(log n) |
-//! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once; a marked level-1 slot reads one entry per reference (coarser marked slots carry theirs down unread); a slot marked unsorted is sorted (O(k log k)) |
+//! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once; a marked level-1 slot reads one entry per reference (coarser marked slots carry theirs down unread); a reference overtaken on the way to level 0 costs a binary-heap push and pop (O(log k)) |
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
-//! | worst single call ([`Stats::max_call_work`]) | bounded: at most [`STAGE_STEP`](stage::STAGE_STEP) references staged (rounded up to a chunk) plus a chunk left at a staged slot, one uncrowded slot's cascade per level, a nursery flush (at most 1,024 placements). Not bounded yet: a jump past a crowded slot of levels 1–3 that was never the earliest of its level while polls came (it cascades whole), sorting a slot that a herd moved in place came down into, a push that compacts (every reference), renumbering once per 2^31 seqs (every timer) |
-//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn: the arena grows only for a push that found them within that) + `Vec` growth; 7,680 B of buckets (384 of 20 B) and an 8 KiB nursery per wheel, and another 7,680 B per slot staged at once |
+//! | worst single call ([`Stats::max_call_work`]) | bounded: at most [`STAGE_STEP`](stage::STAGE_STEP) references staged (rounded up to a chunk) plus a chunk left at a staged slot, one uncrowded slot's cascade per level, a nursery flush (at most 1,024 placements). Not bounded yet: a jump past a crowded slot of levels 1–3 that was never the earliest of its level while polls came (it cascades whole), a push that compacts (every reference), renumbering once per 2^31 seqs (every timer) |
+//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn: the arena grows only for a push that found them within that) + `Vec` growth; 7,680 B of buckets (384 of 20 B) and an 8 KiB nursery per wheel, another 7,680 B per slot staged at once, and 16 B per overtaken reference until its tick (room for an eighth of `preallocate` is reserved, so that a herd does not make one call copy the store) |
 //!
 //! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
 //! and Varghese & Lauck's hierarchical scheme 7; lazy deletion as in asyncio's heap.
@@ -90,6 +93,7 @@ mod cascade;
 mod compact;
 mod fire;
 mod invariants;
+mod overtaken;
 mod place;
 mod renumber;
 mod stage;
@@ -107,6 +111,7 @@ use compact::{COMPACT_RATIO, COMPACT_SLACK};
 use level::{in_levels, level_for, slot_for, span_end, span_start, Levels, Marks, LEVELS, SLOTS};
 use moved::{is_moved, MOVED};
 use nursery::{Nursery, Placement, TAKE};
+use overtaken::Overtaken;
 use stage::Stage;
 
 /// Timers kept in order rather than in a slot: `(deadline, seq) -> index`.
@@ -164,11 +169,8 @@ pub struct HierarchicalWheel<T> {
     seq: u32,
     /// Placements into the levels not pushed yet, in `seq` order.
     nursery: Nursery,
-    /// The ready bucket received a timer moved in place during a cascade and must be sorted
-    /// by `seq` before it hands anything out.
-    ready_unsorted: bool,
-    /// Reused buffer for sorting a bucket.
-    scratch: Vec<Ref>,
+    /// References that came down to level 0 or the ready bucket behind a later `seq`.
+    overtaken: Overtaken,
     /// Crowded slots being cascaded ahead of the cursor (and idle stages kept for reuse).
     stages: Vec<Stage>,
     /// Bit `s` of `staged[l]` is set iff slot `s` of level `l` is staged.
@@ -212,8 +214,7 @@ impl<T> HierarchicalWheel<T> {
             fired_since_hint: false,
             seq: 0,
             nursery: Nursery::new(),
-            ready_unsorted: false,
-            scratch: Vec::new(),
+            overtaken: Overtaken::with_capacity(pre / 8),
             stages: Vec::new(),
             staged: [0; LEVELS],
             staging: false,
@@ -408,9 +409,9 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         self.clear_places();
         self.stages = Vec::new();
         self.chunks = Chunks::new(0, 0);
-        self.scratch = Vec::new();
         self.place_in_order(&order);
         self.chunks.shrink_to_fit();
+        self.overtaken.shrink_to_fit();
         self.slab.shrink_to_fit();
     }
 
@@ -418,7 +419,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         // A B-tree entry of `((Tick, u32), u32)` with node overhead: about 1.5× its 16 bytes.
         let ordered = (self.overdue.len() + self.overflow.len()) * 24;
         self.slab.allocated_bytes()
-            + self.scratch.capacity() * core::mem::size_of::<Ref>()
+            + self.overtaken.allocated_bytes()
             + (1 + self.stages.len()) * self.levels.allocated_bytes()
             + self.chunks.allocated_bytes()
             + self.nursery.allocated_bytes()

@@ -29,6 +29,13 @@ impl<T> HierarchicalWheel<T> {
     pub(super) fn push_to_levels(&mut self, index: u32, deadline: Tick, seq: u32) {
         let level = level_for(self.elapsed, deadline);
         let slot = slot_for(deadline, level);
+        self.push_to_slot(level, slot, index, deadline, seq);
+    }
+
+    /// [`push_to_levels`](Self::push_to_levels) into `slot` of `level`, which the deadline
+    /// picks.
+    #[inline(always)]
+    fn push_to_slot(&mut self, level: usize, slot: usize, index: u32, deadline: Tick, seq: u32) {
         // The reference is built in each branch: one shared value passed to the call below
         // went through the stack and stalled the fast path's store on reading it back.
         if Chunks::push_needs_chunk(self.levels.bucket(level, slot)) {
@@ -36,6 +43,21 @@ impl<T> HierarchicalWheel<T> {
         } else {
             let r = Ref::to(index, seq, deadline);
             self.levels.push_to_tail(&mut self.chunks, level, slot, r);
+        }
+    }
+
+    /// [`push_to_levels`](Self::push_to_levels) for a timer that may come after a later
+    /// `seq` pushed into its level-0 slot (a cascade, a nursery flush): there it is
+    /// overtaken instead, so that the slot keeps `seq` order.
+    #[inline(always)]
+    pub(super) fn push_in_order(&mut self, index: u32, deadline: Tick, seq: u32) {
+        let level = level_for(self.elapsed, deadline);
+        let slot = slot_for(deadline, level);
+        if level == 0 && self.overtakes(self.levels.bucket(0, slot), seq) {
+            self.overtake(index, deadline, seq);
+            self.levels.mark_occupied(0, slot);
+        } else {
+            self.push_to_slot(level, slot, index, deadline, seq);
         }
     }
 
@@ -186,7 +208,8 @@ impl<T> HierarchicalWheel<T> {
                     continue;
                 };
                 debug_assert!(in_levels(self.elapsed, deadline));
-                self.push_to_levels(p.index, deadline, p.seq);
+                // A cascade may have pushed a later seq into its level-0 slot meanwhile.
+                self.push_in_order(p.index, deadline, p.seq);
             }
         }
         self.stats.stale_skipped += dead as u64;

@@ -22,6 +22,12 @@ impl<T> HierarchicalWheel<T> {
         for bucket in self.stages.iter().flat_map(Stage::buckets) {
             out.extend(live(bucket).iter().map(|r| r.index));
         }
+        out.extend(
+            self.overtaken
+                .iter()
+                .filter(|e| stamped::is_live(&self.slab, e.index, e.seq))
+                .map(|e| e.index),
+        );
         out.extend(self.overflow.values().copied());
         out
     }
@@ -36,7 +42,7 @@ impl<T> HierarchicalWheel<T> {
     /// Forgets every place (the slab keeps the timers), keeping allocations.
     pub(super) fn clear_places(&mut self) {
         self.nursery.clear();
-        self.ready_unsorted = false;
+        self.overtaken.clear();
         self.levels.clear();
         self.clear_stages();
         self.stage_pending = false;

@@ -37,8 +37,9 @@
 //!   `base`) or in the stage's level slot of its deadline for the cursor at `base`, on a level
 //!   below the slot's; nothing else is staged.
 //! - References still in the slot's bucket were pushed after every staged reference to an
-//!   equal deadline; staged buckets keep `seq` order among equal deadlines unless marked
-//!   unsorted. A staged slot stays occupied even when its bucket is empty.
+//!   equal deadline, or were overtaken when they came down (then they go to the overtaken
+//!   store, as on the wheel's own level 0). A staged slot stays occupied even when its bucket
+//!   is empty.
 //! - An idle stage (kept for reuse) holds nothing.
 //!
 //! # Costs
@@ -88,8 +89,6 @@ pub(super) struct Stage {
     base: Tick,
     /// Staged references due at `base`.
     ready: Bucket,
-    /// `ready` may be out of `seq` order.
-    ready_unsorted: bool,
     /// Staged references due after `base`, on the levels below `level`.
     levels: Levels,
 }
@@ -101,7 +100,6 @@ impl Stage {
             level: 0,
             base: 0,
             ready: Bucket::EMPTY,
-            ready_unsorted: false,
             levels: Levels::new(),
         }
     }
@@ -150,31 +148,21 @@ impl Stage {
         self.ready.len() + self.levels.refs()
     }
 
-    /// Marks the staged place of a timer due at `deadline` (covered) as possibly out of `seq`
-    /// order.
-    pub(super) fn mark_unsorted(&mut self, deadline: Tick) {
-        if deadline == self.base {
-            self.ready_unsorted = true;
-        } else {
-            let level = level_for(self.base, deadline);
-            self.levels.mark_unsorted(level, slot_for(deadline, level));
-        }
-    }
-
     /// Forgets everything staged (the caller resets the arena).
     pub(super) fn clear(&mut self) {
         self.slot = NONE;
         self.ready = Bucket::EMPTY;
-        self.ready_unsorted = false;
         self.levels.clear();
     }
 
     /// The checks of the module docs for the wheel's cursor at `elapsed`, its levels `main`
-    /// and its `hint`; `live` lists a bucket's live references, `deadline` gives a live reference's
+    /// and its `hint`, with `overtaken` the level-0 slots the overtaken store holds entries
+    /// for; `live` lists a bucket's live references, `deadline` gives a live reference's
     /// deadline (its home for a timer moved in place) and whether it is moved.
     pub(super) fn check(
         &self,
         main: &Levels,
+        overtaken: u64,
         elapsed: Tick,
         hint: Tick,
         live: impl Fn(&Bucket) -> Vec<Ref>,
@@ -198,9 +186,10 @@ impl Stage {
             assert!(hint <= d, "hint above a staged deadline");
         }
         for (l, s, bucket) in self.levels.buckets() {
+            let held = l == 0 && overtaken & (1 << s) != 0;
             assert_eq!(
                 self.levels.is_marked(l, s),
-                !bucket.is_empty(),
+                !bucket.is_empty() || held,
                 "staged occupancy bit of level {l} slot {s} is wrong"
             );
             let marks = self.levels.marks(l, s);
@@ -397,7 +386,7 @@ impl<T> HierarchicalWheel<T> {
             if k == 0 {
                 break;
             }
-            // Read each time: a push may have marked the slot unsorted meanwhile.
+            // Read each time: a reset may have marked the slot moved meanwhile.
             let marks = self.levels.marks(level, slot);
             self.cascade_batch(&batch[..k], level, marks, To::Stage(i));
             done += k;
@@ -406,27 +395,27 @@ impl<T> HierarchicalWheel<T> {
         done
     }
 
-    /// Puts a cascading timer due in stage `i`'s range in its staged place.
-    pub(super) fn stage_push(
-        &mut self,
-        i: usize,
-        index: u32,
-        deadline: Tick,
-        seq: u32,
-        unsorted: bool,
-    ) {
+    /// Puts a cascading timer due in stage `i`'s range in its staged place; on level 0 or at
+    /// `base`, behind a later `seq`, it is overtaken (see
+    /// [`cascade_one`](Self::cascade_one)).
+    pub(super) fn stage_push(&mut self, i: usize, index: u32, deadline: Tick, seq: u32) {
         let r = Ref::to(index, seq, deadline);
-        let s = &mut self.stages[i];
+        let s = &self.stages[i];
         if deadline == s.base {
-            self.chunks.push(&mut s.ready, r);
-            s.ready_unsorted |= unsorted;
-        } else {
-            let l = level_for(s.base, deadline);
-            let slot = slot_for(deadline, l);
-            s.levels.push(&mut self.chunks, l, slot, r);
-            if unsorted {
-                s.levels.mark_unsorted(l, slot);
+            if self.overtakes(&s.ready, seq) {
+                self.overtake(index, deadline, seq);
+            } else {
+                self.chunks.push(&mut self.stages[i].ready, r);
             }
+            return;
+        }
+        let l = level_for(s.base, deadline);
+        let slot = slot_for(deadline, l);
+        if l == 0 && self.overtakes(s.levels.bucket(0, slot), seq) {
+            self.overtake(index, deadline, seq);
+            self.stages[i].levels.mark_occupied(0, slot);
+        } else {
+            self.stages[i].levels.push(&mut self.chunks, l, slot, r);
         }
     }
 
@@ -446,11 +435,6 @@ impl<T> HierarchicalWheel<T> {
                 .compact(&mut self.chunks, &self.slab, all, [0; LEVELS]);
         }
         dropped
-    }
-
-    /// The stage covering `deadline`, if any.
-    pub(super) fn stage_covering(&mut self, deadline: Tick) -> Option<&mut Stage> {
-        self.stages.iter_mut().find(|s| s.covers(deadline))
     }
 
     /// Forgets every stage (the caller resets the arena).
@@ -473,12 +457,8 @@ impl<T> HierarchicalWheel<T> {
         self.levels.swap_below(&mut s.levels, level);
         self.work += level as u64;
         self.ready = core::mem::replace(&mut s.ready, Bucket::EMPTY);
-        let unsorted = core::mem::take(&mut s.ready_unsorted);
         s.slot = NONE;
         self.staged[level] &= !(1 << slot);
-        if unsorted {
-            self.sort_ready();
-        }
         // The swapped-in slots may be crowded, and a slot further on is now the earliest of
         // its level.
         self.begin_crowded();
