@@ -119,7 +119,7 @@ impl<T> HierarchicalWheel<T> {
             .overtaken
             .retain(|e| stamped::is_live(slab, e.index, e.seq));
         let mut main = 0u64;
-        let mut staged = vec![0u64; self.stages.len()];
+        let mut staged = alloc::vec![0u64; self.stages.len()];
         for e in self.overtaken.iter() {
             let d = e.deadline;
             match self.stages.iter().position(|s| s.covers(d)) {

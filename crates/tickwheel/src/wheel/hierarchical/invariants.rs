@@ -22,7 +22,7 @@ impl<T> HierarchicalWheel<T> {
         // Level-0 slots of the wheel and of each stage that the overtaken store holds
         // entries for.
         let mut main_overtaken = 0u64;
-        let mut stage_overtaken = vec![0u64; self.stages.len()];
+        let mut stage_overtaken = alloc::vec![0u64; self.stages.len()];
         for o in self.overtaken.iter() {
             let d = o.deadline;
             assert!(d >= self.elapsed, "overtaken entry {d} behind the cursor");
