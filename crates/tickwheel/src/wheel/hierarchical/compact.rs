@@ -118,21 +118,36 @@ impl<T> HierarchicalWheel<T> {
         let dropped = self
             .overtaken
             .retain(|e| stamped::is_live(slab, e.index, e.seq));
-        let mut main = 0u64;
-        let mut staged = alloc::vec![0u64; self.stages.len()];
-        for e in self.overtaken.iter() {
-            let d = e.deadline;
-            match self.stages.iter().position(|s| s.covers(d)) {
-                Some(i) if d != self.stages[i].base() => staged[i] |= 1 << slot_for(d, 0),
-                Some(_) => {}
-                None if d != self.elapsed => main |= 1 << slot_for(d, 0),
-                None => {}
-            }
-        }
+        let (main, staged) = self.overtaken_slots();
         self.levels.occupy_level0(main);
         for (s, word) in self.stages.iter_mut().zip(staged) {
             s.levels_mut().occupy_level0(word);
         }
         dropped
+    }
+
+    /// The bucket table an overtaken reference due at `d` belongs to: the stage covering it
+    /// (`None`: the wheel's own), with that table's cursor.
+    pub(super) fn overtaken_table(&self, d: Tick) -> (Option<usize>, Tick) {
+        match self.stages.iter().position(|s| s.covers(d)) {
+            Some(i) => (Some(i), self.stages[i].base()),
+            None => (None, self.elapsed),
+        }
+    }
+
+    /// The level-0 slots the overtaken store holds references for: the wheel's word, and one
+    /// per stage. A reference due at a table's cursor is in no slot (it is due at once there).
+    pub(super) fn overtaken_slots(&self) -> (u64, Vec<u64>) {
+        let mut main = 0u64;
+        let mut staged = alloc::vec![0u64; self.stages.len()];
+        for e in self.overtaken.iter() {
+            let d = e.deadline;
+            match self.overtaken_table(d) {
+                (_, base) if d == base => {}
+                (Some(i), _) => staged[i] |= 1 << slot_for(d, 0),
+                (None, _) => main |= 1 << slot_for(d, 0),
+            }
+        }
+        (main, staged)
     }
 }

@@ -25,15 +25,28 @@ impl<T> HierarchicalWheel<T> {
         let mut skipped = 0;
         let mut fired = None;
         while let Some(r) = self.chunks.pop(&mut self.ready) {
-            if let Some((key, e)) = self.slab.take_if(r.index, |e| e.seq == r.seq) {
-                fired = Some(e.into_expired(key));
+            fired = self.take_live(r.index, r.seq);
+            if fired.is_some() {
                 break;
             }
             skipped += 1;
         }
+        self.count_pop(skipped);
+        fired
+    }
+
+    /// The timer a due reference names, out of the slab, if the reference is live.
+    #[inline(always)]
+    fn take_live(&mut self, index: u32, seq: u32) -> Option<Expired<T>> {
+        let (key, e) = self.slab.take_if(index, |e| e.seq == seq)?;
+        Some(e.into_expired(key))
+    }
+
+    /// Counts a pop that dropped `skipped` dead references on its way.
+    #[inline(always)]
+    fn count_pop(&mut self, skipped: u64) {
         self.stats.stale_skipped += skipped;
         self.work += skipped + 1;
-        fired
     }
 
     /// [`pop_due`](Self::pop_due) while the overtaken store holds references: the ready
@@ -64,14 +77,13 @@ impl<T> HierarchicalWheel<T> {
                 }
                 (None, None) => break,
             };
-            if let Some((key, e)) = self.slab.take_if(index, |e| e.seq == seq) {
-                fired = Some(e.into_expired(key));
+            fired = self.take_live(index, seq);
+            if fired.is_some() {
                 break;
             }
             skipped += 1;
         }
-        self.stats.stale_skipped += skipped;
-        self.work += skipped + 1;
+        self.count_pop(skipped);
         fired
     }
 

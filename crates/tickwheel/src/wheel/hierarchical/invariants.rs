@@ -19,10 +19,6 @@ impl<T> HierarchicalWheel<T> {
             );
         }
         let ready = self.chunks.collect_live(&self.ready, &self.slab);
-        // Level-0 slots of the wheel and of each stage that the overtaken store holds
-        // entries for.
-        let mut main_overtaken = 0u64;
-        let mut stage_overtaken = alloc::vec![0u64; self.stages.len()];
         for o in self.overtaken.iter() {
             let d = o.deadline;
             assert!(d >= self.elapsed, "overtaken entry {d} behind the cursor");
@@ -30,24 +26,15 @@ impl<T> HierarchicalWheel<T> {
                 assert_eq!(e.deadline(), d, "overtaken entry disagrees with its timer");
                 assert!(self.hint <= d, "hint above an overtaken deadline");
             }
-            if let Some(i) = self.stages.iter().position(|s| s.covers(d)) {
-                let base = self.stages[i].base();
-                if d != base {
-                    assert_eq!(
-                        level_for(base, d),
-                        0,
-                        "overtaken {d} not on a staged level 0"
-                    );
-                    stage_overtaken[i] |= 1 << slot_for(d, 0);
-                }
-            } else if d != self.elapsed {
-                assert!(
-                    in_levels(self.elapsed, d) && level_for(self.elapsed, d) == 0,
-                    "overtaken {d} not on level 0"
-                );
-                main_overtaken |= 1 << slot_for(d, 0);
-            }
+            let (_, base) = self.overtaken_table(d);
+            assert!(
+                d == base || (in_levels(base, d) && level_for(base, d) == 0),
+                "overtaken {d} not on level 0 of its table"
+            );
         }
+        // Level-0 slots of the wheel and of each stage that the overtaken store holds
+        // entries for.
+        let (main_overtaken, stage_overtaken) = self.overtaken_slots();
         for r in &ready {
             assert!(
                 !is_moved(self.slab.at(r.index).seq),
