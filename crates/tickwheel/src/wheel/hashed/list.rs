@@ -61,6 +61,22 @@ impl List {
         }
     }
 
+    /// Unlinks `index` if it has neighbours on both sides, which leaves its list's ends as
+    /// they are (so the caller need not know the list); returns whether it did.
+    #[inline]
+    pub(crate) fn unlink_inner<T>(slab: &mut Slab<Entry<T>>, index: u32) -> bool {
+        let (prev, next) = {
+            let e = slab.at(index);
+            (e.prev, e.next)
+        };
+        if prev == NIL || next == NIL {
+            return false;
+        }
+        slab.at_mut(prev).next = next;
+        slab.at_mut(next).prev = prev;
+        true
+    }
+
     #[inline]
     pub(crate) fn pop_front<T>(&mut self, slab: &mut Slab<Entry<T>>) -> Option<u32> {
         if self.head == NIL {
