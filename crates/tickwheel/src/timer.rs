@@ -262,8 +262,9 @@ pub trait Timer<T> {
     /// - the hierarchical wheel: the earliest deadline, or the start of the slot it waits in
     ///   (level `k` slots span `64^k` ticks). A poll there cascades the slot a level down, so
     ///   a timer costs an event loop at most 5 early wake-ups, one per level it crosses;
-    /// - the hashed wheel: a per-slot lower bound, which a cancel or reset leaves low until the
-    ///   slot is next swept.
+    /// - the hashed wheel: the earliest deadline when it computes the answer (a slot holds one
+    ///   deadline); a cached answer that a cancel or reset made stale stays low until the next
+    ///   poll past it.
     ///
     /// Polls that find nothing due at the answered tick are counted in
     /// [`Stats::empty_wakeups`].
