@@ -1,12 +1,14 @@
-//! [`Slot`]: a ring slot's FIFO list, circular, so that a slot is one 4 B head.
+//! [`Slot`]: a ring slot's FIFO list, circular through `next`, so that a slot is one 4 B tail.
 //!
-//! The entries' links run in a circle: the head's `prev` is the tail. A push reads the tail
-//! from the head, so a slot needs no tail field, which halves the ring (2^16 slots in 256 KiB
-//! rather than 512 KiB; the ring is a fixed floor under the wheel's memory).
+//! The slot names its tail, and the tail's `next` is the head; `prev` links run from the tail
+//! back to the head, whose `prev` is `NIL`. A push touches only the tail's entry and the new
+//! one, as with a head-and-tail list, in half the ring (2^16 slots in 256 KiB rather than
+//! 512 KiB; the ring is a fixed floor under the wheel's memory).
 //!
 //! # Invariants
-//! - `head == NIL` iff the slot is empty; otherwise following `next` from the head returns to
-//!   it, and `prev` mirrors `next`.
+//! - `tail == NIL` iff the slot is empty; otherwise following `next` from the tail's `next`
+//!   (the head) returns to the head after the tail, and `prev` mirrors `next` except at the
+//!   head, whose `prev` is `NIL`.
 //!
 //! # Costs
 //! O(1) push, unlink and pop; a whole [`List`] joins an empty slot in O(1).
@@ -15,18 +17,18 @@ use super::list::List;
 use super::Entry;
 use crate::slab::{Slab, NIL};
 
-/// A ring slot: the head of a circular FIFO list (see the module docs).
+/// A ring slot: the tail of a list circular through `next` (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Slot {
-    head: u32,
+    tail: u32,
 }
 
 impl Slot {
-    pub(crate) const EMPTY: Slot = Slot { head: NIL };
+    pub(crate) const EMPTY: Slot = Slot { tail: NIL };
 
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.head == NIL
+        self.tail == NIL
     }
 
     /// An empty slot takes a whole list, in its order.
@@ -35,29 +37,24 @@ impl Slot {
         if list.is_empty() {
             return Slot::EMPTY;
         }
-        slab.at_mut(list.head).prev = list.tail;
         slab.at_mut(list.tail).next = list.head;
-        Slot { head: list.head }
+        Slot { tail: list.tail }
     }
 
     #[inline]
     pub(crate) fn push_back<T>(&mut self, slab: &mut Slab<Entry<T>>, index: u32) {
-        let head = self.head;
-        if head == NIL {
+        let tail = self.tail;
+        self.tail = index;
+        if tail == NIL {
             let e = slab.at_mut(index);
-            e.prev = index;
+            e.prev = NIL;
             e.next = index;
-            self.head = index;
             return;
         }
-        let tail = slab.at(head).prev;
-        {
-            let e = slab.at_mut(index);
-            e.prev = tail;
-            e.next = head;
-        }
-        slab.at_mut(tail).next = index;
-        slab.at_mut(head).prev = index;
+        let head = core::mem::replace(&mut slab.at_mut(tail).next, index);
+        let e = slab.at_mut(index);
+        e.prev = tail;
+        e.next = head;
     }
 
     #[inline]
@@ -67,43 +64,54 @@ impl Slot {
             (e.prev, e.next)
         };
         if next == index {
-            self.head = NIL; // the only entry
+            self.tail = NIL; // the only entry
+            return;
+        }
+        if prev == NIL {
+            // The head: the tail now leads to the second entry, which becomes the head.
+            slab.at_mut(self.tail).next = next;
+            slab.at_mut(next).prev = NIL;
             return;
         }
         slab.at_mut(prev).next = next;
-        slab.at_mut(next).prev = prev;
-        if self.head == index {
-            self.head = next;
+        if self.tail == index {
+            self.tail = prev; // `next` is the head, whose `prev` stays `NIL`
+        } else {
+            slab.at_mut(next).prev = prev;
         }
     }
 
     #[inline]
     pub(crate) fn pop_front<T>(&mut self, slab: &mut Slab<Entry<T>>) -> Option<u32> {
-        let index = self.head;
-        if index == NIL {
+        if self.tail == NIL {
             return None;
         }
-        self.unlink(slab, index);
-        Some(index)
+        let head = slab.at(self.tail).next;
+        self.unlink(slab, head);
+        Some(head)
     }
 
-    /// Walks the circle, checking its links; returns the entries in order. For invariant
-    /// checks and `drain`.
+    /// Walks the list from its head, checking its links; returns the entries in order. For
+    /// invariant checks and `drain`.
     pub(crate) fn collect<T>(&self, slab: &Slab<Entry<T>>) -> alloc::vec::Vec<u32> {
         let mut out = alloc::vec::Vec::new();
-        if self.head == NIL {
+        if self.tail == NIL {
             return out;
         }
-        let mut cur = self.head;
+        let head = slab.at(self.tail).next;
+        let mut prev = NIL;
+        let mut cur = head;
         loop {
-            assert!(out.len() <= slab.len(), "slot circle does not close");
+            assert!(out.len() <= slab.len(), "slot list does not close");
             let e = slab.at(cur);
-            assert_eq!(slab.at(e.next).prev, cur, "broken prev link at {}", e.next);
+            assert_eq!(e.prev, prev, "broken prev link at {cur}");
             out.push(cur);
-            cur = e.next;
-            if cur == self.head {
+            if cur == self.tail {
+                assert_eq!(e.next, head, "the tail does not lead to the head");
                 return out;
             }
+            prev = cur;
+            cur = e.next;
         }
     }
 }
