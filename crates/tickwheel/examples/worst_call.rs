@@ -1,11 +1,14 @@
-//! The worst single call of each design in the three cases that load one call the most, at a
+//! The worst single call of each design in the four cases that load one call the most, at a
 //! million timers, with the work counter (`Stats::max_call_work`) beside the time:
 //!
 //! - **herd**: 1,000,000 timers; 100,000 of them refreshed together, so they all share one
 //!   coarse slot, then every timer drained in deadline order;
 //! - **one deadline**: 1,000,000 timers due at the same tick, drained;
 //! - **far jump**: 1,000,000 timers spread over 2^33 ticks, drained by polls at a `now` past
-//!   all of them.
+//!   all of them;
+//! - **churn**: 1,000,000 timers; 4,000,000 cancels, each followed by an insert at a random
+//!   deadline up to 100 s out, with a poll every 100 operations (dead references pile up and
+//!   are compacted).
 //!
 //! ```sh
 //! cargo run --release -p tickwheel --example worst_call
@@ -127,6 +130,44 @@ fn far_jump<X: Timer<u64> + FromOptions>() -> Worst {
     }
 }
 
+fn churn<X: Timer<u64> + FromOptions>() -> Worst {
+    let mut t = fresh::<X>();
+    let mut slowest = Duration::ZERO;
+    let start = Instant::now();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut keys: Vec<_> = (0..N)
+        .map(|i| timed(&mut t, &mut slowest, |t| t.insert(1 + rnd() % 100_000, i)).unwrap())
+        .collect();
+    let mut now = 0;
+    let mut fired = 0;
+    for op in 0..4 * N {
+        let i = (rnd() % N) as usize;
+        let deadline = now + 1 + rnd() % 100_000;
+        timed(&mut t, &mut slowest, |t| t.cancel(keys[i]));
+        keys[i] = timed(&mut t, &mut slowest, |t| t.insert(deadline, op)).unwrap();
+        if op % 100 == 0 {
+            now += 1;
+            fired += drain(&mut t, now, &mut slowest);
+        }
+    }
+    // Every timer ends once: fired, cancelled (each cancel of a fired one finds nothing), or
+    // still pending.
+    let s = t.stats();
+    assert_eq!(s.fired, fired);
+    assert_eq!(s.inserted, s.fired + s.cancelled + t.len() as u64);
+    Worst {
+        call: slowest,
+        work: s.max_call_work,
+        total: start.elapsed(),
+    }
+}
+
 fn row(case: &str, name: &str, w: &Worst) {
     println!(
         "{case:<14} {name:<13} {:>12.1} {:>14} {:>12.2}",
@@ -154,5 +195,8 @@ fn main() {
     row("far jump", "hierarchical", &far_jump::<Hier>());
     row("far jump", "hashed", &far_jump::<Hashed>());
     row("far jump", "heap", &far_jump::<Heap>());
+    row("churn", "hierarchical", &churn::<Hier>());
+    row("churn", "hashed", &churn::<Hashed>());
+    row("churn", "heap", &churn::<Heap>());
     println!("(max work: references moved, read or dropped and slots visited in one call; 0 on the heap, which counts none)");
 }

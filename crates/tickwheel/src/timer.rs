@@ -16,8 +16,8 @@
 //!    did is counted ([`Stats::max_call_work`]); each design's cost table says how large a
 //!    single call can get. The hashed wheel bounds every call
 //!    ([`HashedWheel::max_call_work_bound`](crate::HashedWheel::max_call_work_bound)); the
-//!    hierarchical wheel's table names the calls it does not bound yet (a push that compacts,
-//!    renumbering, a jump past a crowded coarse slot that polls never reached).
+//!    hierarchical wheel's table names the calls it does not bound yet (renumbering, a jump
+//!    past a crowded coarse slot that polls never reached).
 //! 7. **Next deadline.** `next_deadline()` is never later than the earliest pending deadline.
 //! 8. **Any deadline.** Past deadlines fire at the next poll; `u64::MAX` is accepted.
 //! 9. **Bounded when asked.** With a capacity, an insert beyond it is refused with the payload.

@@ -36,7 +36,7 @@
 //! | operation | cost |
 //! |---|---|
 //! | push, pop | O(1): one store or load in a hot chunk; a chunk taken from or given to the free list every 64 |
-//! | compact | O(len): one slab read per reference, independent of each other |
+//! | compact_some | O(chunks read, at most [`WINDOW`]): one slab read per reference, independent of each other |
 //! | front, last | O(1) |
 //! | memory | 12 B per reference + under one 768 B chunk per non-empty slot |
 
@@ -78,6 +78,47 @@ impl Ref {
 
 /// References per chunk: 64 × 12 B = 768 B, twelve cache lines.
 pub(crate) const CHUNK: usize = 64;
+
+/// The most chunks one [`Chunks::compact_some`] reads.
+pub(crate) const WINDOW: usize = 16;
+
+/// What one [`Chunks::compact_some`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Compacted {
+    /// References read, each with its slab entry.
+    pub(crate) read: usize,
+    /// Dead references dropped.
+    pub(crate) dropped: usize,
+    /// Where the bucket's compaction goes on: after this chunk (`NIL`: at the head), or
+    /// `None` once it reached the tail.
+    pub(crate) resume: Option<u32>,
+}
+
+/// The chunks one [`Chunks::compact_some`] reads: positions count from the start of
+/// `ids[0]`, whose references start at `start`; chunk `j` holds positions up to `ends[j]`
+/// within it.
+struct Window {
+    ids: [u32; WINDOW],
+    ends: [usize; WINDOW],
+    k: usize,
+    start: usize,
+}
+
+impl Window {
+    /// References in the window.
+    fn len(&self) -> usize {
+        self.ends[..self.k].iter().sum::<usize>() - self.start
+    }
+}
+
+impl Compacted {
+    /// Nothing read: the bucket is done.
+    pub(crate) const DONE: Compacted = Compacted {
+        read: 0,
+        dropped: 0,
+        resume: None,
+    };
+}
 
 /// One slot's references: a list of chunks with a read cursor. Plain indices, so `Copy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +169,9 @@ pub(crate) struct Chunks {
     free: u32,
     /// Chunks in the free list.
     free_len: usize,
+    /// Per chunk, how many times it was freed: a compaction that stopped inside a bucket
+    /// resumes there only while the chunk it stopped at is unchanged.
+    freed: Vec<u32>,
 }
 
 impl Chunks {
@@ -145,6 +189,7 @@ impl Chunks {
             next: Vec::with_capacity(chunks),
             free: NIL,
             free_len: 0,
+            freed: Vec::with_capacity(chunks),
         }
     }
 
@@ -164,12 +209,14 @@ impl Chunks {
     fn grow(&mut self) -> u32 {
         let c = self.next.len() as u32;
         self.next.push(NIL);
+        self.freed.push(0);
         self.refs.resize(self.refs.len() + CHUNK, Ref::default());
         c
     }
 
     #[inline]
     fn release(&mut self, c: u32) {
+        self.freed[c as usize] = self.freed[c as usize].wrapping_add(1);
         self.next[c as usize] = self.free;
         self.free = c;
         self.free_len += 1;
@@ -312,12 +359,21 @@ impl Chunks {
         }
         self.free = if chunks == 0 { NIL } else { 0 };
         self.free_len = chunks as usize;
+        for freed in &mut self.freed {
+            *freed = freed.wrapping_add(1);
+        }
     }
 
     /// Releases the arena's spare capacity (the free chunks stay).
     pub(crate) fn shrink_to_fit(&mut self) {
         self.refs.shrink_to_fit();
         self.next.shrink_to_fit();
+        self.freed.shrink_to_fit();
+    }
+
+    /// How many times chunk `c` was freed: unchanged iff `c` stayed in the bucket it was in.
+    pub(crate) fn times_freed(&self, c: u32) -> u32 {
+        self.freed[c as usize]
     }
 
     /// Chunks owned by buckets: `CHUNK` times this bounds the references they hold, in O(1).
@@ -326,59 +382,151 @@ impl Chunks {
         self.next.len() - self.free_len
     }
 
-    /// Drops a bucket's dead references in place, keeping the order of the rest, and frees the
-    /// chunks left over. Returns how many references were dropped.
-    pub(crate) fn compact<T>(&mut self, b: &mut Bucket, slab: &Slab<Stamped<T>>) -> usize {
-        let before = b.len;
-        // The write cursor never passes the read cursor, so one pass rewrites the list. Each
-        // chunk's references are copied to `out` unconditionally and the write position moves
-        // past the live ones only, so the selection takes no branch on the answers; the slab
-        // reads depend only on the references, never on each other, so their misses overlap.
-        // The live ones go back with at most two slice copies.
-        let (mut wc, mut wi) = (b.head, 0usize);
-        let (mut rc, mut ri) = (b.head, b.pos as usize);
-        let mut left = b.len;
-        let mut kept = 0u32;
-        let mut out = [Ref::default(); CHUNK];
-        while left > 0 {
-            let end = if rc == b.tail { b.fill as usize } else { CHUNK };
-            let n = end - ri;
-            let base = rc as usize * CHUNK;
-            let mut k = 0usize;
-            for &r in &self.refs[base + ri..base + end] {
-                out[k % CHUNK] = r;
-                k += usize::from(r.is_live(slab));
-            }
-            // `k` live references go to the write cursor, spilling into the next chunk.
-            let first = k.min(CHUNK - wi);
-            let at = wc as usize * CHUNK + wi;
-            self.refs[at..at + first].copy_from_slice(&out[..first]);
-            wi += first;
-            if first < k {
-                wc = self.next[wc as usize];
-                let at = wc as usize * CHUNK;
-                self.refs[at..at + k - first].copy_from_slice(&out[first..k]);
-                wi = k - first;
-            }
-            kept += k as u32;
-            left -= n as u32;
-            if left > 0 {
-                rc = self.next[rc as usize];
-                ri = 0;
-            }
-        }
-        if kept == 0 {
-            self.clear(b);
+    /// Drops the dead references of up to `max` (at most [`WINDOW`]) chunks of a bucket, the
+    /// first one after chunk `after` (`NIL`: the head chunk), and frees the chunks left over.
+    /// The references kept stay in order. An `ordered` bucket (a level-0 slot or a ready
+    /// bucket) keeps its last one rather than emptying: a level-0 slot's occupancy also
+    /// follows the overtaken store, which a compaction does not read.
+    ///
+    /// Every chunk but the head and the tail stays full: a window that ends short of the tail
+    /// keeps enough dead references to fill its last chunk. The kept references are written
+    /// in order from the window's first position on, so the write never passes the read. Each
+    /// reference's slab entry is read once, and the reads are independent of each other, so
+    /// their misses overlap.
+    pub(crate) fn compact_some<T>(
+        &mut self,
+        b: &mut Bucket,
+        slab: &Slab<Stamped<T>>,
+        after: u32,
+        max: usize,
+        ordered: bool,
+    ) -> Compacted {
+        debug_assert!((1..=WINDOW).contains(&max));
+        let first = if after == NIL {
+            b.head
         } else {
-            debug_assert!(wi > 0, "the tail chunk holds what was kept last");
-            self.release_from(self.next[wc as usize]);
-            self.next[wc as usize] = NIL;
-            b.tail = wc;
-            b.fill = wi as u32;
-            b.pos = 0;
-            b.len = kept;
+            self.next[after as usize]
+        };
+        if b.len == 0 || first == NIL {
+            return Compacted::DONE;
         }
-        (before - kept) as usize
+        let at_head = after == NIL;
+        let mut w = Window {
+            ids: [NIL; WINDOW],
+            ends: [0; WINDOW],
+            k: 0,
+            start: if at_head { b.pos as usize } else { 0 },
+        };
+        let mut c = first;
+        loop {
+            w.ids[w.k] = c;
+            w.ends[w.k] = if c == b.tail { b.fill as usize } else { CHUNK };
+            w.k += 1;
+            if c == b.tail || w.k == max {
+                break;
+            }
+            c = self.next[c as usize];
+        }
+        let last = w.ids[w.k - 1];
+        let to_tail = last == b.tail;
+        let beyond = self.next[last as usize];
+        let read = w.len();
+        // Positions from the window's start: `end` is one past the last reference kept.
+        let end = self.filter(&w, slab, to_tail, at_head && ordered);
+        let kept = end - w.start;
+        let out = if kept == 0 { 0 } else { end.div_ceil(CHUNK) };
+        for &c in &w.ids[out..w.k] {
+            self.release(c);
+        }
+        b.len -= (read - kept) as u32;
+        if out == 0 {
+            if at_head {
+                b.head = beyond;
+                b.pos = 0;
+            } else {
+                self.next[after as usize] = beyond;
+            }
+        } else {
+            self.next[w.ids[out - 1] as usize] = beyond;
+        }
+        if to_tail {
+            if out > 0 {
+                b.tail = w.ids[out - 1];
+                b.fill = (end - (out - 1) * CHUNK) as u32;
+            } else if at_head {
+                *b = Bucket::EMPTY;
+            } else {
+                b.tail = after;
+                b.fill = CHUNK as u32;
+            }
+        }
+        Compacted {
+            read,
+            dropped: read - kept,
+            resume: (!to_tail).then(|| if out > 0 { w.ids[out - 1] } else { after }),
+        }
+    }
+
+    /// [`compact_some`](Self::compact_some)'s selection: marks the references to keep (the
+    /// live ones; the last dead ones that fill the last chunk of a window short of the tail;
+    /// with `keep_one`, the last one of a bucket that would empty), then moves them forward in
+    /// order. The slab's answers only set bits, so the reads take no branch on them. Returns
+    /// the end position.
+    fn filter<T>(
+        &mut self,
+        w: &Window,
+        slab: &Slab<Stamped<T>>,
+        to_tail: bool,
+        keep_one: bool,
+    ) -> usize {
+        // Bit `p % 64` of word `p / 64`: position `p` is kept; `valid` the positions read.
+        let mut keep = [0u64; WINDOW];
+        let mut valid = [0u64; WINDOW];
+        let mut kept = 0;
+        for j in 0..w.k {
+            let base = w.ids[j] as usize * CHUNK;
+            let from = if j == 0 { w.start } else { 0 };
+            let mut word = 0u64;
+            for (i, r) in self.refs[base + from..base + w.ends[j]].iter().enumerate() {
+                word |= u64::from(r.is_live(slab)) << (from + i);
+            }
+            keep[j] = word;
+            valid[j] = (u64::MAX >> (CHUNK - w.ends[j] + from)) << from;
+            kept += word.count_ones() as usize;
+        }
+        if to_tail {
+            if keep_one && kept == 0 {
+                let last = w.k - 1;
+                keep[last] = 1 << (w.ends[last] - 1);
+            }
+        } else if kept > 0 {
+            let mut pad = (w.start + kept).next_multiple_of(CHUNK) - (w.start + kept);
+            for j in (0..w.k).rev() {
+                let mut dead = !keep[j] & valid[j];
+                while pad > 0 && dead != 0 {
+                    let top = 1 << (63 - dead.leading_zeros());
+                    keep[j] |= top;
+                    dead &= !top;
+                    pad -= 1;
+                }
+            }
+        }
+        // The write cursor: chunk `ids[wj]`, offset `wi`.
+        let (mut wj, mut wi) = (0, w.start);
+        for (j, &word) in keep[..w.k].iter().enumerate() {
+            let base = w.ids[j] as usize * CHUNK;
+            let mut bits = word;
+            while bits != 0 {
+                let r = self.refs[base + bits.trailing_zeros() as usize];
+                bits &= bits - 1;
+                self.refs[w.ids[wj] as usize * CHUNK + wi] = r;
+                wi += 1;
+                if wi == CHUNK {
+                    (wj, wi) = (wj + 1, 0);
+                }
+            }
+        }
+        wj * CHUNK + wi
     }
 
     /// A bucket's references from the cursor on, in order. For checks and rebuilds.
@@ -477,7 +625,7 @@ impl Chunks {
     /// Bytes of heap memory held.
     pub(crate) fn allocated_bytes(&self) -> usize {
         self.refs.capacity() * core::mem::size_of::<Ref>()
-            + self.next.capacity() * core::mem::size_of::<u32>()
+            + (self.next.capacity() + self.freed.capacity()) * core::mem::size_of::<u32>()
     }
 }
 
@@ -529,6 +677,116 @@ mod tests {
         (slab, chunks, bucket)
     }
 
+    /// Compacts a whole bucket, `max` chunks at a time; returns how many were dropped.
+    fn compact_all(
+        chunks: &mut Chunks,
+        b: &mut Bucket,
+        slab: &Slab<Stamped<u32>>,
+        max: usize,
+        ordered: bool,
+    ) -> usize {
+        let (mut after, mut dropped) = (NIL, 0);
+        loop {
+            let done = chunks.compact_some(b, slab, after, max, ordered);
+            dropped += done.dropped;
+            match done.resume {
+                Some(next) => after = next,
+                None => return dropped,
+            }
+        }
+    }
+
+    /// Compacting in windows, with pops and pushes between them, keeps every live reference
+    /// in order and only drops dead ones; the chunk lists stay well formed throughout.
+    #[test]
+    fn compacting_a_window_at_a_time_keeps_order_between_pops_and_pushes() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rnd = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for round in 0..300 {
+            let n = 1 + rnd(700) as u32;
+            let (mut slab, mut chunks, mut bucket) = filled(n);
+            let mut expect: Vec<u32> = (0..n).collect();
+            let dead_share = rnd(11);
+            for seq in 0..n {
+                if rnd(10) < dead_share {
+                    slab.remove_at(seq);
+                    expect.retain(|&s| s != seq);
+                }
+            }
+            let mut next_seq = n;
+            let mut after = NIL;
+            let ordered = round % 2 == 0;
+            loop {
+                let before: Vec<u32> = chunks.iter(&bucket).map(|r| r.seq).collect();
+                let max = 1 + rnd(4) as usize;
+                let done = chunks.compact_some(&mut bucket, &slab, after, max, ordered);
+                let now: Vec<u32> = chunks.iter(&bucket).map(|r| r.seq).collect();
+                assert_eq!(before.len() - now.len(), done.dropped);
+                assert!(done.read <= max * CHUNK);
+                assert!(
+                    now.iter().all(|s| before.contains(s)),
+                    "nothing new appears"
+                );
+                let mut live: Vec<u32> = chunks
+                    .collect_live(&bucket, &slab)
+                    .iter()
+                    .map(|r| r.seq)
+                    .collect();
+                if ordered {
+                    assert!(now.windows(2).all(|w| w[0] < w[1]), "order kept");
+                } else {
+                    live.sort_unstable();
+                }
+                assert_eq!(live, expect, "every live reference kept, once");
+                assert_eq!(
+                    chunks.free_chunks() + chunks.chunks_of(&bucket),
+                    chunks.total_chunks()
+                );
+                let Some(next) = done.resume else { break };
+                after = next;
+                // Between windows: pops at the head, and pushes at the tail.
+                if rnd(3) == 0 {
+                    for _ in 0..rnd(80) {
+                        if let Some(r) = chunks.pop(&mut bucket) {
+                            expect.retain(|&s| s != r.seq);
+                        }
+                    }
+                    // The chunk to resume after may be freed: start again at the head.
+                    after = NIL;
+                }
+                if rnd(3) == 0 {
+                    for _ in 0..rnd(100) {
+                        let key = slab.insert(stamped(next_seq)).unwrap();
+                        let r = Ref {
+                            index: key.index,
+                            seq: next_seq,
+                            low: 0,
+                        };
+                        chunks.push(&mut bucket, r);
+                        expect.push(next_seq);
+                        next_seq += 1;
+                    }
+                }
+            }
+            if expect.is_empty() {
+                compact_all(&mut chunks, &mut bucket, &slab, WINDOW, ordered);
+                if ordered {
+                    assert!(
+                        bucket.len() <= 1,
+                        "an ordered all-dead bucket keeps at most one"
+                    );
+                } else {
+                    assert_eq!(bucket, Bucket::EMPTY, "an all-dead bucket empties");
+                }
+            }
+        }
+    }
+
     #[test]
     fn dead_references_are_skipped_and_compacted_in_order() {
         let (mut slab, mut chunks, mut bucket) = filled(300);
@@ -544,7 +802,7 @@ mod tests {
             low: 0,
         };
         assert!(!old.is_live(&slab));
-        assert_eq!(chunks.compact(&mut bucket, &slab), 150);
+        assert_eq!(compact_all(&mut chunks, &mut bucket, &slab, 2, true), 150);
         let seqs: Vec<u32> = chunks.iter(&bucket).map(|r| r.seq).collect();
         assert_eq!(seqs, (1..300).step_by(2).collect::<Vec<_>>());
         // 150 references fill three chunks; the other two went back to the free list.
@@ -563,7 +821,7 @@ mod tests {
         for index in (9..300).step_by(2) {
             slab.remove_at(index);
         }
-        assert_eq!(chunks.compact(&mut bucket, &slab), 146);
+        assert_eq!(compact_all(&mut chunks, &mut bucket, &slab, 2, false), 146);
         assert_eq!(bucket, Bucket::EMPTY);
         assert_eq!(chunks.free_chunks(), chunks.total_chunks());
     }

@@ -49,6 +49,8 @@ impl<T> HierarchicalWheel<T> {
     /// Empties one slot at the cursor: a level-0 slot is due whole; a coarser one cascades
     /// (a staged one has cascaded already, or finishes now, and its staged places take over).
     pub(super) fn process(&mut self, level: usize, slot: usize, start: Tick) {
+        self.pass
+            .bucket_moves(|table, l, s| table == 0 && (l, s) == (level, slot));
         self.advance_to(start);
         self.stats.slots_scanned += 1;
         self.work += 1;

@@ -166,6 +166,9 @@ impl<T> HierarchicalWheel<T> {
                 .map_or(Tick::MAX, |(&(d, _), _)| d),
         };
         self.hint = placed.min(self.nursery.min());
+        if self.pass.is_running() {
+            self.compact_on_poll();
+        }
         if self.stage_ahead() {
             // More to stage: the next poll comes back for it.
             self.hint = self.hint.min(now);

@@ -172,14 +172,15 @@ impl<T> HierarchicalWheel<T> {
             self.refs(),
             "a slot holds references but is not marked occupied"
         );
-        // Every push that took a chunk found the references within the bound (or compacted
-        // first); each bucket has taken fewer than a chunk's worth of pushes since, and
-        // otherwise only cancels and fires (which add none) and timers entering from the
-        // overflow (pending at that push) can have changed them.
+        // A push that takes a chunk and finds the references above the bound starts a pass,
+        // and such pushes carry it on four chunks' worth per chunk they take, so references
+        // stay within one more time the most timers pending (the slab's slots); besides, each
+        // bucket may have taken fewer than a chunk's worth of pushes since its last check, and
+        // timers entering from the overflow are pushed without one.
         let unchecked = (CHUNK - 1) * ((LEVELS + 1) * (LEVELS * SLOTS + 2));
         assert!(
             refs <= (COMPACT_RATIO + 1) * self.slab.slots() + COMPACT_SLACK + 1 + unchecked,
-            "{} references for at most {} pending timers and not compacted",
+            "{} references for at most {} pending timers: compaction fell behind",
             refs,
             self.slab.slots()
         );
@@ -226,5 +227,30 @@ impl<T> HierarchicalWheel<T> {
                 "{what} is out of first-in first-out order"
             );
         }
+    }
+
+    /// The bucket table an overtaken reference due at `d` belongs to: the stage covering it
+    /// (`None`: the wheel's own), with that table's cursor.
+    pub(super) fn overtaken_table(&self, d: Tick) -> (Option<usize>, Tick) {
+        match self.stages.iter().position(|s| s.covers(d)) {
+            Some(i) => (Some(i), self.stages[i].base()),
+            None => (None, self.elapsed),
+        }
+    }
+
+    /// The level-0 slots the overtaken store holds references for: the wheel's word, and one
+    /// per stage. A reference due at a table's cursor is in no slot (it is due at once there).
+    pub(super) fn overtaken_slots(&self) -> (u64, Vec<u64>) {
+        let mut main = 0u64;
+        let mut staged = alloc::vec![0u64; self.stages.len()];
+        for e in self.overtaken.iter() {
+            let d = e.deadline;
+            match self.overtaken_table(d) {
+                (_, base) if d == base => {}
+                (Some(i), _) => staged[i] |= 1 << slot_for(d, 0),
+                (None, _) => main |= 1 << slot_for(d, 0),
+            }
+        }
+        (main, staged)
     }
 }

@@ -22,7 +22,7 @@
 
 use alloc::boxed::Box;
 
-use super::bucket::{Bucket, Chunks, Ref};
+use super::bucket::{Bucket, Chunks, Compacted, Ref};
 use crate::slab::Slab;
 use crate::stamped::Stamped;
 use crate::Tick;
@@ -201,42 +201,30 @@ impl Levels {
         out
     }
 
-    /// Drops the dead references of the occupied slots in `which` (one word per level);
-    /// returns how many. A slot in `keep` (a staged one) stays occupied and keeps its marks
-    /// even if it empties.
-    pub(crate) fn compact<T>(
+    /// [`Chunks::compact_some`] on `slot` of `level`. A level-0 slot keeps a reference
+    /// rather than emptying (its occupancy also follows the overtaken store); a coarser one
+    /// that empties loses its marks, unless it is `staged`.
+    pub(crate) fn compact_some<T>(
         &mut self,
         chunks: &mut Chunks,
         slab: &Slab<Stamped<T>>,
-        which: [u64; LEVELS],
-        keep: [u64; LEVELS],
-    ) -> usize {
-        let mut dropped = 0;
-        for (level, slots) in self.slots.iter_mut().enumerate() {
-            let mut word = self.occupied[level] & which[level];
-            while word != 0 {
-                let slot = word.trailing_zeros() as usize;
-                word &= word - 1;
-                let bucket = &mut slots[slot];
-                dropped += chunks.compact(bucket, slab);
-                if bucket.is_empty() && keep[level] & (1 << slot) == 0 {
-                    self.occupied[level] &= !(1 << slot);
-                    self.moved[level] &= !(1 << slot);
-                }
-            }
+        (level, slot): (usize, usize),
+        after: u32,
+        max: usize,
+        staged: bool,
+    ) -> Compacted {
+        let bucket = &mut self.slots[level][slot];
+        let done = chunks.compact_some(bucket, slab, after, max, level == 0);
+        if bucket.is_empty() && !staged {
+            self.occupied[level] &= !(1 << slot);
+            self.moved[level] &= !(1 << slot);
         }
-        dropped
+        done
     }
 
-    /// Sets level 0's occupancy bits to its non-empty buckets plus `extra`.
-    pub(crate) fn occupy_level0(&mut self, extra: u64) {
-        let mut word = extra;
-        for (slot, bucket) in self.slots[0].iter().enumerate() {
-            if !bucket.is_empty() {
-                word |= 1 << slot;
-            }
-        }
-        self.occupied[0] = word;
+    /// The occupancy words: bit `s` of word `l` for slot `s` of level `l`.
+    pub(crate) fn occupied(&self) -> [u64; LEVELS] {
+        self.occupied
     }
 
     /// Empties a slot and returns its bucket, which keeps the chunks, with the slot's marks

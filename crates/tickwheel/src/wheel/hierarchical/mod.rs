@@ -46,10 +46,10 @@
 //!   `elapsed` determine: the overdue store (`deadline < elapsed`), the ready bucket
 //!   (`deadline == elapsed`), level `level_for(elapsed, d)` slot `slot_for(d, level)`, or the
 //!   overflow. The two ordered stores are keyed by `(deadline, seq)` and removed from eagerly;
-//!   buckets keep dead references, counted (see [`bucket`]); every push that
-//!   takes a new chunk (the only way the arena grows) finds them within three times the
-//!   pending timers (plus a slack), compacting first if it must, while cancels and fires leave
-//!   them where they lie. A placement bound for a level slot may still wait in the nursery,
+//!   buckets keep dead references, counted (see [`bucket`]); a push that takes a new chunk
+//!   (the only way the arena grows) and finds them above three times the pending timers (plus
+//!   a slack) starts a compaction pass, which such pushes carry on a step at a time
+//!   ([`compact`]), while cancels and fires leave them where they lie. A placement bound for a level slot may still wait in the nursery,
 //!   which holds only such placements, in `seq` order, behind every reference already pushed;
 //!   while it is non-empty, every placement into the levels joins it. Every deadline it holds
 //!   is after `elapsed`: `poll` pushes them all before the cursor could reach one. A timer
@@ -70,13 +70,13 @@
 //! # Costs
 //! | operation | cost |
 //! |---|---|
-//! | insert | O(1) amortised: a few bit operations and a push at the end of a slot's last chunk, or into the nursery and later (if still pending) from there (a push that takes a chunk may compact first: amortised O(1) per dead reference it drops) |
+//! | insert | O(1) amortised: a few bit operations and a push at the end of a slot's last chunk, or into the nursery and later (if still pending) from there (a push that takes a chunk may take a compaction step first: amortised O(1) per dead reference dropped) |
 //! | cancel, reset | O(1) amortised: the timer's own entry, a counter, and (reset) a push into the nursery, or for a later deadline nothing more; overdue or overflow: O(log n) |
 //! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once; a marked level-1 slot reads one entry per reference (coarser marked slots carry theirs down unread); a reference overtaken on the way to level 0 costs a binary-heap push and pop (O(log k)) |
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
-//! | worst single call ([`Stats::max_call_work`]) | bounded: at most [`STAGE_STEP`](stage::STAGE_STEP) references staged (rounded up to a chunk) plus a chunk left at a staged slot, one uncrowded slot's cascade per level, a nursery flush (at most 1,024 placements). Not bounded yet: a jump past a crowded slot of levels 1–3 that was never the earliest of its level while polls came (it cascades whole), a push that compacts (every reference), renumbering once per 2^31 seqs (every timer) |
-//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 3× under churn: the arena grows only for a push that found them within that) + `Vec` growth; 7,680 B of buckets (384 of 20 B) and an 8 KiB nursery per wheel, another 7,680 B per slot staged at once, and 16 B per overtaken reference until its tick (room for an eighth of `preallocate` is reserved, so that a herd does not make one call copy the store) |
+//! | worst single call ([`Stats::max_call_work`]) | bounded: at most [`STAGE_STEP`](stage::STAGE_STEP) references staged (rounded up to a chunk) plus a chunk left at a staged slot, one uncrowded slot's cascade per level, a nursery flush (at most 1,024 placements), one compaction step (at most 1,024 references and 64 buckets). Not bounded yet: a jump past a crowded slot that was never the earliest of its level while polls came (it cascades whole), renumbering once per 2^31 seqs (every timer) |
+//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 4× under churn: a pass starts above 3× and reads four chunks per chunk pushes take) + `Vec` growth; 7,680 B of buckets (384 of 20 B) and an 8 KiB nursery per wheel, another 7,680 B per slot staged at once, and 16 B per overtaken reference until its tick (room for an eighth of `preallocate` is reserved, so that a herd does not make one call copy the store) |
 //!
 //! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
 //! and Varghese & Lauck's hierarchical scheme 7; lazy deletion as in asyncio's heap.
@@ -179,6 +179,8 @@ pub struct HierarchicalWheel<T> {
     staging: bool,
     /// A staged slot may have references left to stage: a poll that fires carries some on.
     stage_pending: bool,
+    /// The compaction pass in progress, if any.
+    pass: compact::Pass,
     /// Work done so far (see [`Stats::max_call_work`]): the calls that can do more than a
     /// few units read it before and after.
     work: u64,
@@ -219,6 +221,7 @@ impl<T> HierarchicalWheel<T> {
             staged: [0; LEVELS],
             staging: false,
             stage_pending: false,
+            pass: compact::Pass::IDLE,
             work: 0,
             stats: Stats::default(),
         }
@@ -271,7 +274,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     // one slab access, which then overlaps with the caller's next operations.
     #[inline(always)]
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
-        // The reference goes dead where it lies; the next push compacts if it must.
+        // The reference goes dead where it lies, for a compaction pass to drop.
         let entry = self.slab.remove(key)?;
         if !is_moved(entry.seq) {
             self.unplace(key.index, entry.deadline(), entry.seq);

@@ -9,7 +9,7 @@
 //! of a level-0 slot merges its bucket with the heap's entries at that tick by `seq`.
 //!
 //! Entries are deleted lazily, like bucket references: a cancelled or reset timer's entry
-//! stays until it is popped or a compaction drops it. The wheel keeps the occupancy bit of a
+//! stays until it is popped at its tick. The wheel keeps the occupancy bit of a
 //! level-0 slot set while this store holds an entry due in it, so the cursor stops there.
 //!
 //! # Invariants
@@ -73,13 +73,6 @@ impl Overtaken {
     /// Takes the earliest entry out.
     pub(crate) fn pop(&mut self) -> Option<Entry> {
         self.heap.pop().map(|e| e.0)
-    }
-
-    /// Keeps the entries `keep` accepts; returns how many it dropped.
-    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&Entry) -> bool) -> usize {
-        let before = self.heap.len();
-        self.heap.retain(|e| keep(&e.0));
-        before - self.heap.len()
     }
 
     /// Every entry, in no particular order.

@@ -139,6 +139,23 @@ impl<T> HierarchicalWheel<T> {
         }
     }
 
+    /// Empties a full nursery enough for more placements. One holding inserts pushes its
+    /// older half, and stops holding inserts if fewer than a quarter of those had died (the
+    /// compaction that started it was not caused by young cancels); one holding a batch of
+    /// resets pushes it all, so that inserts stop queueing behind it.
+    #[inline(never)]
+    pub(super) fn make_room(&mut self) {
+        if self.nursery.holds_inserts() {
+            let half = self.nursery.capacity() / 2;
+            let dead = self.flush(half);
+            if 4 * dead >= half {
+                return;
+            }
+            self.nursery.set_holds_inserts(false);
+        }
+        self.flush(self.nursery.len());
+    }
+
     /// [`Timer::reset`] in every case: renumbering, the ordered stores, a stale key.
     #[inline(never)]
     pub(super) fn reset_anywhere(

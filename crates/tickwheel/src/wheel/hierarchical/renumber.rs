@@ -41,6 +41,7 @@ impl<T> HierarchicalWheel<T> {
 
     /// Forgets every place (the slab keeps the timers), keeping allocations.
     pub(super) fn clear_places(&mut self) {
+        self.pass = compact::Pass::IDLE;
         self.nursery.clear();
         self.overtaken.clear();
         self.levels.clear();

@@ -134,8 +134,17 @@ impl Stage {
         self.base
     }
 
+    pub(super) fn levels(&self) -> &Levels {
+        &self.levels
+    }
+
     pub(super) fn levels_mut(&mut self) -> &mut Levels {
         &mut self.levels
+    }
+
+    /// The staged references due at `base`.
+    pub(super) fn ready_mut(&mut self) -> &mut Bucket {
+        &mut self.ready
     }
 
     /// Every staged bucket: `ready`, then the staged level slots.
@@ -419,24 +428,6 @@ impl<T> HierarchicalWheel<T> {
         }
     }
 
-    /// Drops the dead references of the stages whose index `which` picks; returns how many.
-    pub(super) fn compact_stages(&mut self, which: impl Fn(usize) -> bool) -> usize {
-        let mut dropped = 0;
-        let picked = self
-            .stages
-            .iter_mut()
-            .enumerate()
-            .filter(|(i, _)| which(*i));
-        for (_, s) in picked {
-            dropped += self.chunks.compact(&mut s.ready, &self.slab);
-            let all = [u64::MAX; LEVELS];
-            dropped += s
-                .levels
-                .compact(&mut self.chunks, &self.slab, all, [0; LEVELS]);
-        }
-        dropped
-    }
-
     /// Forgets every stage (the caller resets the arena).
     pub(super) fn clear_stages(&mut self) {
         for stage in self.stages.iter_mut() {
@@ -449,6 +440,10 @@ impl<T> HierarchicalWheel<T> {
     /// then swaps its staged levels in (the wheel's own below `level` are empty).
     pub(super) fn finish_stage(&mut self, level: usize, slot: usize) {
         let i = self.stage_of(level, slot);
+        // The wheel's slots below `level` and its ready bucket swap with the stage's.
+        self.pass.bucket_moves(|table, l, _| {
+            table == i + 1 || (table == 0 && (l < level || l == LEVELS))
+        });
         self.stage_from(i, usize::MAX, 0);
         let (left, _) = self.levels.take(level, slot);
         debug_assert!(left.is_empty());

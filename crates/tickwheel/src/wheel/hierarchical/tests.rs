@@ -1,16 +1,18 @@
 //! The wheel's own tests: compaction, in-place moves, the nursery, renumbering; and a
 //! proptest against the indexed heap with the nursery's edge cases in reach.
 
+use super::bucket::WINDOW;
+use super::compact::STEP_VISITS;
 use super::nursery::BATCH;
 use super::stage::{PUSH_STEP, STAGE_STEP};
 use super::*;
 
 /// Fires shrink the pending count without a cancel or reset. A mass expiry leaves the
 /// dead references other timers left behind in chunks already allocated, and compacts
-/// nothing; the next push that needs a new chunk finds them above the bound and compacts
-/// instead of growing the arena.
+/// nothing; the next push that needs a new chunk finds them above the bound and starts a
+/// pass instead of growing the arena, reading one step's worth.
 #[test]
-fn after_a_mass_expiry_the_next_push_compacts() {
+fn after_a_mass_expiry_the_next_push_starts_a_pass() {
     let mut wheel = HierarchicalWheel::new();
     for i in 0..1_000 {
         wheel.insert(100, i).unwrap();
@@ -37,14 +39,23 @@ fn after_a_mass_expiry_the_next_push_compacts() {
     assert_eq!(wheel.stats().compactions, before, "fires compact nothing");
     assert!(wheel.refs() > wheel.refs_bound());
     let chunks = wheel.chunks.allocated_bytes();
+    let refs = wheel.refs();
     // An empty slot: the push takes a chunk.
+    let work = wheel.work;
     let key = wheel.insert(60_000, 7).unwrap();
     wheel.check_invariants();
     assert_eq!(
         wheel.stats().compactions,
         before + 1,
-        "the insert compacted"
+        "the insert started a pass"
     );
+    assert!(wheel.pass.is_running());
+    assert!(
+        wheel.work - work <= (WINDOW * CHUNK + CHUNK + STEP_VISITS + 2) as u64,
+        "the insert read one step"
+    );
+    assert!(wheel.refs() < refs, "the step dropped dead references");
+    wheel.finish_pass();
     assert_eq!(wheel.refs(), wheel.len(), "only live references are left");
     assert_eq!(
         wheel.chunks.allocated_bytes(),
@@ -55,7 +66,8 @@ fn after_a_mass_expiry_the_next_push_compacts() {
 }
 
 /// Cancels never compact, however many references they leave dead: a wheel emptied by
-/// cancels reads none of them. The first push after that drops them all at once.
+/// cancels reads none of them. The first push after that starts a pass, which drops them
+/// all but the last one of each level-0 slot (whose occupancy a pass leaves alone).
 #[test]
 fn cancels_leave_compaction_to_the_next_push() {
     let mut wheel = HierarchicalWheel::new();
@@ -72,13 +84,95 @@ fn cancels_leave_compaction_to_the_next_push() {
     let key = wheel.insert(5, 1).unwrap();
     wheel.check_invariants();
     assert_eq!(wheel.stats().compactions, 1);
-    assert_eq!(wheel.refs(), 1, "every dead reference dropped");
+    wheel.finish_pass();
+    let level0 = (1..64).step_by(7).count();
+    assert_eq!(
+        wheel.refs(),
+        1 + level0,
+        "every other dead reference dropped"
+    );
     assert_eq!(
         wheel.chunks.allocated_bytes(),
         chunks,
         "the arena did not grow"
     );
     assert_eq!(wheel.poll(5).map(|e| e.key), Some(key));
+}
+
+/// Under steady churn (inserts and cancels at random deadlines, the cursor moving on), the
+/// pushes that take chunks carry every pass to its end before the arena grows past four
+/// references per pending timer, no call reads more than one step, and every timer fires
+/// as the indexed heap fires it.
+#[test]
+fn passes_keep_up_with_churn_a_step_per_call() {
+    let mut wheel = HierarchicalWheel::new();
+    let mut heap = crate::IndexedHeap::new();
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut rnd = move |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    // `timers[i]`: the wheel's key and the heap's for timer `i`, whose payload is its id;
+    // `slot[id]` is its `i`.
+    let mut timers = Vec::new();
+    let mut slot = std::collections::HashMap::new();
+    let mut next_id = 0u64;
+    let mut add = |wheel: &mut HierarchicalWheel<u64>, heap: &mut crate::IndexedHeap<u64>, d| {
+        let id = next_id;
+        next_id += 1;
+        (
+            id,
+            wheel.insert(d, id).unwrap(),
+            heap.insert(d, id).unwrap(),
+        )
+    };
+    for i in 0..20_000 {
+        let (id, w, h) = add(&mut wheel, &mut heap, 1 + rnd(200_000));
+        timers.push((w, h));
+        slot.insert(id, i);
+    }
+    let mut now = 0;
+    for op in 0..200_000u64 {
+        let i = rnd(timers.len() as u64) as usize;
+        let (w, h) = timers[i];
+        let gone = wheel.cancel(w);
+        assert_eq!(gone, heap.cancel(h));
+        slot.remove(&gone.unwrap());
+        let (id, w, h) = add(&mut wheel, &mut heap, now + 1 + rnd(200_000));
+        timers[i] = (w, h);
+        slot.insert(id, i);
+        if op % 32 == 0 {
+            now += 1;
+            loop {
+                let fired = wheel.poll(now).map(|e| (e.deadline, e.payload));
+                assert_eq!(fired, heap.poll(now).map(|e| (e.deadline, e.payload)));
+                let Some((_, id)) = fired else { break };
+                let i = slot.remove(&id).unwrap();
+                let (id, w, h) = add(&mut wheel, &mut heap, now + 1 + rnd(200_000));
+                timers[i] = (w, h);
+                slot.insert(id, i);
+            }
+        }
+        if op % 4_001 == 0 {
+            wheel.check_invariants();
+        }
+        let refs = wheel.chunks.total_chunks() * CHUNK;
+        assert!(
+            refs <= (COMPACT_RATIO + 1) * wheel.len()
+                + COMPACT_SLACK
+                + CHUNK * (LEVELS * SLOTS + 1),
+            "{refs} references of room for {} timers",
+            wheel.len()
+        );
+    }
+    wheel.check_invariants();
+    assert!(wheel.stats().compactions > 3, "passes ran");
+    // As in the staging tests below, plus one compaction step.
+    let bound = (2 * STAGE_STEP + CHUNK + 1_024 + 64 + WINDOW * CHUNK + CHUNK + STEP_VISITS) as u64;
+    let max = wheel.stats().max_call_work;
+    assert!(max <= bound, "one call did {max} units of work");
 }
 
 /// A push that needs a new chunk may compact its own slot first, and then finds room in
@@ -136,9 +230,9 @@ fn refs_in_slot_of(wheel: &HierarchicalWheel<u64>, deadline: Tick) -> usize {
 }
 
 /// Requests cancelled right after they are set leave their dead references in the one
-/// coarse slot their deadlines share: a compaction drops those and stops there when that
-/// is enough, leaving the long timeouts' slots unread. When the dead are spread out
-/// instead, it compacts every bucket.
+/// coarse slot their deadlines share: a pass drops those and stops there when that is
+/// enough, leaving the long timeouts' slots unread. When the dead are spread out instead,
+/// it compacts every bucket.
 #[test]
 fn a_compaction_reads_the_crowded_slot_first_and_stops_when_that_is_enough() {
     let mut wheel = HierarchicalWheel::new();
@@ -163,7 +257,8 @@ fn a_compaction_reads_the_crowded_slot_first_and_stops_when_that_is_enough() {
         }
         assert_eq!(wheel.cancel(key), Some(7));
     };
-    // The insert that compacted pushed its own reference after the compaction.
+    wheel.finish_pass();
+    // The insert that started the pass pushed its own reference after the first step.
     assert_eq!(
         refs_in_slot_of(&wheel, 5_000),
         1,
@@ -194,7 +289,11 @@ fn a_compaction_reads_the_crowded_slot_first_and_stops_when_that_is_enough() {
     let key = wheel.insert(200_000, 9).unwrap();
     assert!(wheel.nursery.holds_inserts() && wheel.nursery.len() == 1);
     wheel.flush(usize::MAX);
-    assert!(wheel.stats().compactions > before, "the push compacted");
+    assert!(
+        wheel.stats().compactions > before,
+        "the push started a pass"
+    );
+    wheel.finish_pass();
     assert_eq!(wheel.cancel(key), Some(9));
     assert!(
         wheel.refs() < 2 * wheel.len(),
