@@ -11,8 +11,9 @@
 //! A [`Bucket`] is a FIFO list of [`CHUNK`]-reference chunks in the [`Chunks`] arena: pushes
 //! fill the tail chunk, reads walk from a cursor in the head chunk, and emptied chunks go to
 //! a free list that every bucket shares. Memory therefore follows the references wherever the
-//! timers are, growth never copies a slot's contents, and once the arena has reached the
-//! working set nothing is allocated.
+//! timers are, and once the arena has reached the working set nothing is allocated. The arena
+//! grows by pages of [`PAGE`] chunks, so growth never copies a chunk (a doubling `Vec` would
+//! copy the whole arena in one push).
 //!
 //! Cancel and reset never touch a bucket: they read and write the timer's own slab entry, and
 //! its old reference goes dead where it lies. Compared with an intrusive doubly-linked list
@@ -38,8 +39,10 @@
 //! | push, pop | O(1): one store or load in a hot chunk; a chunk taken from or given to the free list every 64 |
 //! | compact_some | O(chunks read, at most [`WINDOW`]): one slab read per reference, independent of each other |
 //! | front, last | O(1) |
-//! | memory | 12 B per reference + under one 768 B chunk per non-empty slot |
+//! | grow | a new page every [`PAGE`] chunks (192 KiB, zeroed); nothing copied |
+//! | memory | 12 B per reference + under one 768 B chunk per non-empty slot, in pages of 192 KiB, + 8 B per chunk |
 
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use crate::slab::{Slab, NIL};
@@ -159,19 +162,49 @@ impl Bucket {
     }
 }
 
+/// Chunks per page of the arena: 192 KiB of references. Growth adds a page and never copies
+/// the chunks already made, so no push pays for a copy of the arena.
+const PAGE: usize = 256;
+
+/// A chunk's place in the lists: the next chunk in its bucket (or in the free list), or
+/// `NIL`; and how many times it was freed.
+#[derive(Clone, Copy)]
+struct Link {
+    next: u32,
+    freed: u32,
+}
+
+/// [`PAGE`] chunks' references.
+type RefPage = Box<[[Ref; CHUNK]; PAGE]>;
+
+/// [`PAGE`] chunks' links.
+type LinkPage = Box<[Link; PAGE]>;
+
+fn ref_page() -> RefPage {
+    let page: Box<[[Ref; CHUNK]]> = alloc::vec![[Ref::default(); CHUNK]; PAGE].into();
+    page.try_into().expect("a page's length")
+}
+
+fn link_page() -> LinkPage {
+    Box::new(
+        [Link {
+            next: NIL,
+            freed: 0,
+        }; PAGE],
+    )
+}
+
 /// The arena every bucket's chunks live in.
 pub(crate) struct Chunks {
-    /// Chunk `c` is `refs[c * CHUNK..(c + 1) * CHUNK]`.
-    refs: Vec<Ref>,
-    /// The next chunk in the same bucket (or in the free list), or `NIL`.
-    next: Vec<u32>,
+    /// Chunk `c` is chunk `c % PAGE` of page `c / PAGE`, with its link in `links`.
+    refs: Vec<RefPage>,
+    links: Vec<LinkPage>,
+    /// Chunks made.
+    made: usize,
     /// Head of the free list, or `NIL`.
     free: u32,
     /// Chunks in the free list.
     free_len: usize,
-    /// Per chunk, how many times it was freed: a compaction that stopped inside a bucket
-    /// resumes there only while the chunk it stopped at is unchanged.
-    freed: Vec<u32>,
 }
 
 impl Chunks {
@@ -185,21 +218,44 @@ impl Chunks {
             (refs + refs / 8).div_ceil(CHUNK) + buckets
         };
         Self {
-            refs: Vec::with_capacity(chunks * CHUNK),
-            next: Vec::with_capacity(chunks),
+            refs: Vec::with_capacity(chunks.div_ceil(PAGE)),
+            links: Vec::with_capacity(chunks.div_ceil(PAGE)),
+            made: 0,
             free: NIL,
             free_len: 0,
-            freed: Vec::with_capacity(chunks),
         }
+    }
+
+    /// Chunk `c`'s references.
+    #[inline(always)]
+    fn chunk(&self, c: u32) -> &[Ref; CHUNK] {
+        &self.refs[c as usize / PAGE][c as usize % PAGE]
+    }
+
+    /// Chunk `c`'s references, to write.
+    #[inline(always)]
+    fn chunk_mut(&mut self, c: u32) -> &mut [Ref; CHUNK] {
+        &mut self.refs[c as usize / PAGE][c as usize % PAGE]
+    }
+
+    /// The chunk after `c` in its list, or `NIL`.
+    #[inline(always)]
+    fn next(&self, c: u32) -> u32 {
+        self.links[c as usize / PAGE][c as usize % PAGE].next
+    }
+
+    #[inline(always)]
+    fn next_mut(&mut self, c: u32) -> &mut u32 {
+        &mut self.links[c as usize / PAGE][c as usize % PAGE].next
     }
 
     #[inline]
     fn alloc(&mut self) -> u32 {
         if self.free != NIL {
             let c = self.free;
-            self.free = self.next[c as usize];
+            self.free = self.next(c);
             self.free_len -= 1;
-            self.next[c as usize] = NIL;
+            *self.next_mut(c) = NIL;
             return c;
         }
         self.grow()
@@ -207,17 +263,20 @@ impl Chunks {
 
     #[cold]
     fn grow(&mut self) -> u32 {
-        let c = self.next.len() as u32;
-        self.next.push(NIL);
-        self.freed.push(0);
-        self.refs.resize(self.refs.len() + CHUNK, Ref::default());
-        c
+        let c = self.made;
+        if c / PAGE == self.refs.len() {
+            self.refs.push(ref_page());
+            self.links.push(link_page());
+        }
+        self.made += 1;
+        c as u32
     }
 
     #[inline]
     fn release(&mut self, c: u32) {
-        self.freed[c as usize] = self.freed[c as usize].wrapping_add(1);
-        self.next[c as usize] = self.free;
+        let link = &mut self.links[c as usize / PAGE][c as usize % PAGE];
+        link.freed = link.freed.wrapping_add(1);
+        link.next = self.free;
         self.free = c;
         self.free_len += 1;
     }
@@ -244,7 +303,8 @@ impl Chunks {
     #[inline(always)]
     pub(crate) fn push_to_tail(&mut self, b: &mut Bucket, r: Ref) {
         debug_assert!(!Self::push_needs_chunk(b));
-        self.refs[b.tail as usize * CHUNK + b.fill as usize] = r;
+        // `fill < CHUNK` here; the mask lets the compiler drop the bounds check.
+        self.chunk_mut(b.tail)[b.fill as usize % CHUNK] = r;
         b.fill += 1;
         b.len += 1;
     }
@@ -259,12 +319,12 @@ impl Chunks {
     fn push_to_new_chunk(&mut self, b: &mut Bucket, r: Ref) {
         debug_assert!(Self::push_needs_chunk(b));
         let c = self.alloc();
-        self.refs[c as usize * CHUNK] = r;
+        self.chunk_mut(c)[0] = r;
         if b.tail == NIL {
             b.head = c;
             b.pos = 0;
         } else {
-            self.next[b.tail as usize] = c;
+            *self.next_mut(b.tail) = c;
         }
         b.tail = c;
         b.fill = 1;
@@ -283,8 +343,7 @@ impl Chunks {
         } else {
             CHUNK
         };
-        let start = b.head as usize * CHUNK;
-        &self.refs[start..start + end]
+        &self.chunk(b.head)[..end]
     }
 
     /// Takes the reference at a bucket's cursor, freeing each chunk as it is used up.
@@ -293,7 +352,7 @@ impl Chunks {
         if b.len == 0 {
             return None;
         }
-        let r = self.refs[b.head as usize * CHUNK + b.pos as usize];
+        let r = self.chunk(b.head)[b.pos as usize % CHUNK];
         b.pos += 1;
         b.len -= 1;
         if b.len == 0 {
@@ -302,7 +361,7 @@ impl Chunks {
             *b = Bucket::EMPTY;
         } else if b.pos as usize == CHUNK {
             let h = b.head;
-            b.head = self.next[h as usize];
+            b.head = self.next(h);
             b.pos = 0;
             self.release(h);
         }
@@ -319,17 +378,13 @@ impl Chunks {
         }
         let h = b.head;
         let end = if h == b.tail { b.fill } else { CHUNK as u32 };
-        let (from, to) = (
-            h as usize * CHUNK + b.pos as usize,
-            h as usize * CHUNK + end as usize,
-        );
-        let n = to - from;
-        out[..n].copy_from_slice(&self.refs[from..to]);
+        let n = (end - b.pos) as usize;
+        out[..n].copy_from_slice(&self.chunk(h)[b.pos as usize..end as usize]);
         b.len -= n as u32;
         if h == b.tail {
             *b = Bucket::EMPTY;
         } else {
-            b.head = self.next[h as usize];
+            b.head = self.next(h);
             b.pos = 0;
         }
         self.release(h);
@@ -339,7 +394,7 @@ impl Chunks {
     /// Frees chunk `c` and every chunk after it in its list.
     fn release_from(&mut self, mut c: u32) {
         while c != NIL {
-            let next = self.next[c as usize];
+            let next = self.next(c);
             self.release(c);
             c = next;
         }
@@ -353,33 +408,34 @@ impl Chunks {
 
     /// Frees every chunk of every bucket at once (the caller forgets its buckets).
     pub(crate) fn reset(&mut self) {
-        let chunks = self.next.len() as u32;
+        let chunks = self.made as u32;
         for c in 0..chunks {
-            self.next[c as usize] = if c + 1 < chunks { c + 1 } else { NIL };
+            *self.next_mut(c) = if c + 1 < chunks { c + 1 } else { NIL };
+            let link = &mut self.links[c as usize / PAGE][c as usize % PAGE];
+            link.freed = link.freed.wrapping_add(1);
         }
         self.free = if chunks == 0 { NIL } else { 0 };
         self.free_len = chunks as usize;
-        for freed in &mut self.freed {
-            *freed = freed.wrapping_add(1);
-        }
     }
 
-    /// Releases the arena's spare capacity (the free chunks stay).
+    /// Releases the pages no chunk was made in (the free chunks stay).
     pub(crate) fn shrink_to_fit(&mut self) {
+        let pages = self.made.div_ceil(PAGE);
+        self.refs.truncate(pages);
+        self.links.truncate(pages);
         self.refs.shrink_to_fit();
-        self.next.shrink_to_fit();
-        self.freed.shrink_to_fit();
+        self.links.shrink_to_fit();
     }
 
     /// How many times chunk `c` was freed: unchanged iff `c` stayed in the bucket it was in.
     pub(crate) fn times_freed(&self, c: u32) -> u32 {
-        self.freed[c as usize]
+        self.links[c as usize / PAGE][c as usize % PAGE].freed
     }
 
     /// Chunks owned by buckets: `CHUNK` times this bounds the references they hold, in O(1).
     #[inline]
     pub(crate) fn in_use(&self) -> usize {
-        self.next.len() - self.free_len
+        self.made - self.free_len
     }
 
     /// Drops the dead references of up to `max` (at most [`WINDOW`]) chunks of a bucket, the
@@ -405,7 +461,7 @@ impl Chunks {
         let first = if after == NIL {
             b.head
         } else {
-            self.next[after as usize]
+            self.next(after)
         };
         if b.len == 0 || first == NIL {
             return Compacted::DONE;
@@ -425,11 +481,11 @@ impl Chunks {
             if c == b.tail || w.k == max {
                 break;
             }
-            c = self.next[c as usize];
+            c = self.next(c);
         }
         let last = w.ids[w.k - 1];
         let to_tail = last == b.tail;
-        let beyond = self.next[last as usize];
+        let beyond = self.next(last);
         let read = w.len();
         // Positions from the window's start: `end` is one past the last reference kept.
         let end = self.filter(&w, slab, to_tail, at_head && ordered);
@@ -444,10 +500,10 @@ impl Chunks {
                 b.head = beyond;
                 b.pos = 0;
             } else {
-                self.next[after as usize] = beyond;
+                *self.next_mut(after) = beyond;
             }
         } else {
-            self.next[w.ids[out - 1] as usize] = beyond;
+            *self.next_mut(w.ids[out - 1]) = beyond;
         }
         if to_tail {
             if out > 0 {
@@ -484,10 +540,9 @@ impl Chunks {
         let mut valid = [0u64; WINDOW];
         let mut kept = 0;
         for j in 0..w.k {
-            let base = w.ids[j] as usize * CHUNK;
             let from = if j == 0 { w.start } else { 0 };
             let mut word = 0u64;
-            for (i, r) in self.refs[base + from..base + w.ends[j]].iter().enumerate() {
+            for (i, r) in self.chunk(w.ids[j])[from..w.ends[j]].iter().enumerate() {
                 word |= u64::from(r.is_live(slab)) << (from + i);
             }
             keep[j] = word;
@@ -514,12 +569,11 @@ impl Chunks {
         // The write cursor: chunk `ids[wj]`, offset `wi`.
         let (mut wj, mut wi) = (0, w.start);
         for (j, &word) in keep[..w.k].iter().enumerate() {
-            let base = w.ids[j] as usize * CHUNK;
             let mut bits = word;
             while bits != 0 {
-                let r = self.refs[base + bits.trailing_zeros() as usize];
+                let r = self.chunk(w.ids[j])[bits.trailing_zeros() as usize];
                 bits &= bits - 1;
-                self.refs[w.ids[wj] as usize * CHUNK + wi] = r;
+                self.chunk_mut(w.ids[wj])[wi] = r;
                 wi += 1;
                 if wi == CHUNK {
                     (wj, wi) = (wj + 1, 0);
@@ -539,10 +593,10 @@ impl Chunks {
             }
             let end = if c == tail.0 { tail.1 } else { CHUNK };
             if i == end {
-                c = self.next[c as usize];
+                c = self.next(c);
                 i = 0;
             }
-            let r = self.refs[c as usize * CHUNK + i];
+            let r = self.chunk(c)[i];
             i += 1;
             left -= 1;
             Some(r)
@@ -552,13 +606,13 @@ impl Chunks {
     /// The reference at a bucket's cursor: what [`pop`](Self::pop) would return.
     #[inline]
     pub(crate) fn front(&self, b: &Bucket) -> Option<Ref> {
-        (b.len != 0).then(|| self.refs[b.head as usize * CHUNK + b.pos as usize])
+        (b.len != 0).then(|| self.chunk(b.head)[b.pos as usize % CHUNK])
     }
 
     /// The reference pushed last into a bucket that still holds it.
     #[inline]
     pub(crate) fn last(&self, b: &Bucket) -> Option<Ref> {
-        (b.len != 0).then(|| self.refs[b.tail as usize * CHUNK + b.fill as usize - 1])
+        (b.len != 0).then(|| self.chunk(b.tail)[(b.fill as usize - 1) % CHUNK])
     }
 
     /// The live references of a bucket, checking its length and chunk list. For invariant
@@ -582,8 +636,8 @@ impl Chunks {
         let mut c = self.free;
         while c != NIL {
             n += 1;
-            assert!(n <= self.next.len(), "free chunk list has a cycle");
-            c = self.next[c as usize];
+            assert!(n <= self.made, "free chunk list has a cycle");
+            c = self.next(c);
         }
         assert_eq!(
             n, self.free_len,
@@ -600,11 +654,11 @@ impl Chunks {
         let mut c = b.head;
         while c != NIL {
             n += 1;
-            assert!(n <= self.next.len(), "bucket chunk list has a cycle");
+            assert!(n <= self.made, "bucket chunk list has a cycle");
             if c == b.tail {
-                assert_eq!(self.next[c as usize], NIL, "tail chunk has a successor");
+                assert_eq!(self.next(c), NIL, "tail chunk has a successor");
             }
-            c = self.next[c as usize];
+            c = self.next(c);
         }
         let held = match n {
             0 => {
@@ -619,13 +673,14 @@ impl Chunks {
 
     /// All chunks ever made.
     pub(crate) fn total_chunks(&self) -> usize {
-        self.next.len()
+        self.made
     }
 
     /// Bytes of heap memory held.
     pub(crate) fn allocated_bytes(&self) -> usize {
-        self.refs.capacity() * core::mem::size_of::<Ref>()
-            + (self.next.capacity() + self.freed.capacity()) * core::mem::size_of::<u32>()
+        (self.refs.capacity() + self.links.capacity()) * core::mem::size_of::<RefPage>()
+            + self.refs.len() * PAGE * CHUNK * core::mem::size_of::<Ref>()
+            + self.links.len() * PAGE * core::mem::size_of::<Link>()
     }
 }
 

@@ -76,7 +76,7 @@
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
 //! | worst single call ([`Stats::max_call_work`]) | bounded: at most [`STAGE_STEP`](stage::STAGE_STEP) references staged (rounded up to a chunk) plus a chunk left at a staged slot, one uncrowded slot's cascade per level, a nursery flush (at most 1,024 placements), one compaction step (at most 1,024 references and 64 buckets). Not bounded yet: a jump past a crowded slot that was never the earliest of its level while polls came (it cascades whole), renumbering once per 2^31 seqs (every timer) |
-//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 4× under churn: a pass starts above 3× and reads four chunks per chunk pushes take) + `Vec` growth; 7,680 B of buckets (384 of 20 B) and an 8 KiB nursery per wheel, another 7,680 B per slot staged at once, and 16 B per overtaken reference until its tick (room for an eighth of `preallocate` is reserved, so that a herd does not make one call copy the store) |
+//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 4× under churn: a pass starts above 3× and reads four chunks per chunk pushes take) + the slab's `Vec` growth; 7,680 B of buckets (384 of 20 B) and an 8 KiB nursery per wheel, another 7,680 B per slot staged at once, and 16 B per overtaken reference until its tick (room for an eighth of `preallocate` is reserved, so that a herd does not make one call copy the store) |
 //!
 //! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
 //! and Varghese & Lauck's hierarchical scheme 7; lazy deletion as in asyncio's heap.
