@@ -38,6 +38,8 @@ mod key;
 mod kind;
 mod slab;
 mod stamped;
+#[cfg(test)]
+mod test_rng;
 mod timer;
 #[cfg(feature = "trace")]
 pub mod trace;

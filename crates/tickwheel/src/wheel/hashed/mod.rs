@@ -718,13 +718,7 @@ mod tests {
     #[test]
     fn no_call_exceeds_the_bound_on_random_operations() {
         let mut wheel = HashedWheel::from_options(Options::new().hashed_slots(64)).unwrap();
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::test_rng::xorshift(0x9E37_79B9_7F4A_7C15);
         let mut keys = Vec::new();
         let mut now = 0u64;
         for round in 0..200_000u64 {

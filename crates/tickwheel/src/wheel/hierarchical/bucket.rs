@@ -246,7 +246,12 @@ impl Chunks {
 
     #[inline(always)]
     fn next_mut(&mut self, c: u32) -> &mut u32 {
-        &mut self.links[c as usize / PAGE][c as usize % PAGE].next
+        &mut self.link_mut(c).next
+    }
+
+    #[inline(always)]
+    fn link_mut(&mut self, c: u32) -> &mut Link {
+        &mut self.links[c as usize / PAGE][c as usize % PAGE]
     }
 
     #[inline]
@@ -274,9 +279,10 @@ impl Chunks {
 
     #[inline]
     fn release(&mut self, c: u32) {
-        let link = &mut self.links[c as usize / PAGE][c as usize % PAGE];
+        let free = self.free;
+        let link = self.link_mut(c);
         link.freed = link.freed.wrapping_add(1);
-        link.next = self.free;
+        link.next = free;
         self.free = c;
         self.free_len += 1;
     }
@@ -303,8 +309,7 @@ impl Chunks {
     #[inline(always)]
     pub(crate) fn push_to_tail(&mut self, b: &mut Bucket, r: Ref) {
         debug_assert!(!Self::push_needs_chunk(b));
-        // `fill < CHUNK` here; the mask lets the compiler drop the bounds check.
-        self.chunk_mut(b.tail)[b.fill as usize % CHUNK] = r;
+        self.chunk_mut(b.tail)[b.fill as usize] = r;
         b.fill += 1;
         b.len += 1;
     }
@@ -352,7 +357,7 @@ impl Chunks {
         if b.len == 0 {
             return None;
         }
-        let r = self.chunk(b.head)[b.pos as usize % CHUNK];
+        let r = self.chunk(b.head)[b.pos as usize];
         b.pos += 1;
         b.len -= 1;
         if b.len == 0 {
@@ -410,8 +415,8 @@ impl Chunks {
     pub(crate) fn reset(&mut self) {
         let chunks = self.made as u32;
         for c in 0..chunks {
-            *self.next_mut(c) = if c + 1 < chunks { c + 1 } else { NIL };
-            let link = &mut self.links[c as usize / PAGE][c as usize % PAGE];
+            let link = self.link_mut(c);
+            link.next = if c + 1 < chunks { c + 1 } else { NIL };
             link.freed = link.freed.wrapping_add(1);
         }
         self.free = if chunks == 0 { NIL } else { 0 };
@@ -606,13 +611,13 @@ impl Chunks {
     /// The reference at a bucket's cursor: what [`pop`](Self::pop) would return.
     #[inline]
     pub(crate) fn front(&self, b: &Bucket) -> Option<Ref> {
-        (b.len != 0).then(|| self.chunk(b.head)[b.pos as usize % CHUNK])
+        (b.len != 0).then(|| self.chunk(b.head)[b.pos as usize])
     }
 
     /// The reference pushed last into a bucket that still holds it.
     #[inline]
     pub(crate) fn last(&self, b: &Bucket) -> Option<Ref> {
-        (b.len != 0).then(|| self.chunk(b.tail)[(b.fill as usize - 1) % CHUNK])
+        (b.len != 0).then(|| self.chunk(b.tail)[b.fill as usize - 1])
     }
 
     /// The live references of a bucket, checking its length and chunk list. For invariant
@@ -755,13 +760,7 @@ mod tests {
     /// in order and only drops dead ones; the chunk lists stay well formed throughout.
     #[test]
     fn compacting_a_window_at_a_time_keeps_order_between_pops_and_pushes() {
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut rnd = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rnd = crate::test_rng::below(0x9E37_79B9_7F4A_7C15);
         for round in 0..300 {
             let n = 1 + rnd(700) as u32;
             let (mut slab, mut chunks, mut bucket) = filled(n);

@@ -170,10 +170,11 @@ impl<T> HierarchicalWheel<T> {
             if refs <= self.refs_bound() {
                 return;
             }
+            let crowded = self.levels.slots_longer_than(refs / 8);
             self.pass = Pass {
                 phase: Phase::Crowded,
-                todo: self.levels.slots_longer_than(refs / 8),
-                crowded: self.levels.slots_longer_than(refs / 8),
+                todo: crowded,
+                crowded,
                 refs,
                 // The push that starts it takes the first step.
                 credit: WINDOW * CHUNK - STEP_CHUNKS * CHUNK,
@@ -207,7 +208,7 @@ impl<T> HierarchicalWheel<T> {
     /// [`STEP_VISITS`] buckets.
     pub(super) fn compact_step(&mut self) {
         let mut budget = self.pass.credit.min(WINDOW * CHUNK);
-        let mut visits = 0;
+        let (mut read, mut visits) = (0, 0);
         while budget > 0 && visits < STEP_VISITS {
             let Some((level, slot, after)) = self.next_bucket() else {
                 self.pass = Pass::IDLE;
@@ -216,9 +217,8 @@ impl<T> HierarchicalWheel<T> {
             visits += 1;
             let max = budget.div_ceil(CHUNK).min(WINDOW);
             let done = self.compact_bucket(level, slot, after, max);
-            let read = done.read.max(1);
-            budget = budget.saturating_sub(read);
-            self.pass.credit = self.pass.credit.saturating_sub(read);
+            read += done.read.max(1);
+            budget = budget.saturating_sub(done.read.max(1));
             self.pass.dropped += done.dropped;
             self.stats.stale_skipped += done.dropped as u64;
             self.work += 1 + done.read as u64;
@@ -233,6 +233,7 @@ impl<T> HierarchicalWheel<T> {
                 },
             });
         }
+        self.pass.credit = self.pass.credit.saturating_sub(read);
     }
 
     /// Runs the pass in progress to its end, a full step at a time, checking the invariants
@@ -309,14 +310,13 @@ impl<T> HierarchicalWheel<T> {
 
     /// Compacts up to `max` chunks of one bucket of the current table, after chunk `after`.
     fn compact_bucket(&mut self, level: usize, slot: usize, after: u32, max: usize) -> Compacted {
+        let staged = level < LEVELS && self.is_staged(level, slot);
         let (chunks, slab) = (&mut self.chunks, &self.slab);
         match self.pass.table {
             0 if level == LEVELS => chunks.compact_some(&mut self.ready, slab, after, max, true),
-            0 => {
-                let staged = self.staged[level] & (1 << slot) != 0;
-                self.levels
-                    .compact_some(chunks, slab, (level, slot), after, max, staged)
-            }
+            0 => self
+                .levels
+                .compact_some(chunks, slab, (level, slot), after, max, staged),
             t => match self.stages.get_mut(t - 1) {
                 Some(stage) if level == LEVELS => {
                     chunks.compact_some(stage.ready_mut(), slab, after, max, true)

@@ -107,13 +107,7 @@ fn cancels_leave_compaction_to_the_next_push() {
 fn passes_keep_up_with_churn_a_step_per_call() {
     let mut wheel = HierarchicalWheel::new();
     let mut heap = crate::IndexedHeap::new();
-    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut rnd = move |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut rnd = crate::test_rng::below(0x2545_F491_4F6C_DD1D);
     // `timers[i]`: the wheel's key and the heap's for timer `i`, whose payload is its id;
     // `slot[id]` is its `i`.
     let mut timers = Vec::new();

@@ -1,0 +1,19 @@
+//! The unit tests' random numbers: a xorshift generator, deterministic from its seed, so a
+//! failing operation sequence replays exactly.
+
+/// A generator of `u64`s from `seed` (not zero).
+pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
+/// A generator of numbers below its argument, from `seed` (not zero).
+pub(crate) fn below(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut next = xorshift(seed);
+    move |n| next() % n
+}
