@@ -47,10 +47,11 @@
 //!   (`deadline == elapsed`), level `level_for(elapsed, d)` slot `slot_for(d, level)`, or the
 //!   overflow. The two ordered stores are keyed by `(deadline, seq)` and removed from eagerly;
 //!   buckets keep dead references, counted (see [`bucket`]); a push that takes a new chunk
-//!   (the only way the arena grows) and finds them above three times the pending timers (plus
-//!   a slack) starts a compaction pass, which such pushes carry on a step at a time
-//!   ([`compact`]), while cancels and fires leave them where they lie. A placement bound for a level slot may still wait in the nursery,
-//!   which holds only such placements, in `seq` order, behind every reference already pushed;
+//!   (the only way the arena grows) or a cancel that finds them above three times the pending
+//!   timers (plus a slack) starts a compaction pass, which such pushes and every
+//!   [`CANCEL_STEP`](compact::CANCEL_STEP)th cancel carry on a step at a time ([`compact`]).
+//!   A placement bound for a level slot may still wait in the nursery, which holds only such
+//!   placements, in `seq` order, behind every reference already pushed;
 //!   while it is non-empty, every placement into the levels joins it. Every deadline it holds
 //!   is after `elapsed`: `poll` pushes them all before the cursor could reach one. A timer
 //!   whose placement it holds is never moved in place.
@@ -75,8 +76,22 @@
 //! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once; a marked level-1 slot reads one entry per reference (coarser marked slots carry theirs down unread); a reference overtaken on the way to level 0 costs a binary-heap push and pop (O(log k)) |
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
-//! | worst single call ([`Stats::max_call_work`]) | bounded: at most [`STAGE_STEP`](stage::STAGE_STEP) references staged (rounded up to a chunk) plus a chunk left at a staged slot, one uncrowded slot's cascade per level, a nursery flush (at most 1,024 placements), one compaction step (at most 1,024 references and 64 buckets). Not bounded yet: a jump past a crowded slot that was never the earliest of its level while polls came (it cascades whole), renumbering once per 2^31 seqs (every timer) |
+//! | worst single call ([`Stats::max_call_work`]) | bounded while polls come when `next_deadline` asks, with the exceptions below |
 //! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 4× under churn: a pass starts above 3× and reads four chunks per chunk pushes take) + the slab's `Vec` growth; 7,680 B of buckets (384 of 20 B) and an 8 KiB nursery per wheel, another 7,680 B per slot staged at once, and 16 B per overtaken reference until its tick (room for an eighth of `preallocate` is reserved, so that a herd does not make one call copy the store) |
+//!
+//! # The worst single call
+//! While the caller polls at least when [`next_deadline`](Timer::next_deadline) asks, one
+//! call does at most: a nursery flush (1,024 placements), one compaction step (1,024
+//! references and 64 buckets), [`STAGE_STEP`](stage::STAGE_STEP) references staged (rounded up
+//! to a chunk) and a chunk left at a staged slot, and in a poll one uncrowded slot's cascade
+//! per level. Three calls are not bounded:
+//! - a poll after a stall (polls did not come when `next_deadline` asked) that reaches a
+//!   crowded slot cascades it whole: the polls that would have staged it never came;
+//! - a poll reads every dead reference between the cursor and the next live timer; compaction
+//!   keeps the dead under three times the pending timers, not away from the cursor;
+//! - renumbering, once per 2^31 inserts and resets, rebuilds every place.
+//!
+//! The `worst_call` example measures the first two (`stall`, `cancelled ahead`).
 //!
 //! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
 //! and Varghese & Lauck's hierarchical scheme 7; lazy deletion as in asyncio's heap.
@@ -274,12 +289,16 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
     // one slab access, which then overlaps with the caller's next operations.
     #[inline(always)]
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
-        // The reference goes dead where it lies, for a compaction pass to drop.
+        // The reference goes dead where it lies, for a compaction pass to drop; every
+        // `CANCEL_STEP`th cancel carries a pass a step on.
         let entry = self.slab.remove(key)?;
         if !is_moved(entry.seq) {
             self.unplace(key.index, entry.deadline(), entry.seq);
         }
         self.stats.cancelled += 1;
+        if self.stats.cancelled % compact::CANCEL_STEP == 0 {
+            self.compact_on_cancel();
+        }
         Some(entry.payload)
     }
 
