@@ -1,4 +1,4 @@
-//! The worst single call of each design in the four cases that load one call the most, at a
+//! The worst single call of each design in the six cases that load one call the most, at a
 //! million timers, with the work counter (`Stats::max_call_work`) beside the time:
 //!
 //! - **herd**: 1,000,000 timers; 100,000 of them refreshed together, so they all share one
@@ -8,7 +8,15 @@
 //!   all of them;
 //! - **churn**: 1,000,000 timers; 4,000,000 cancels, each followed by an insert at a random
 //!   deadline up to 100 s out, with a poll every 100 operations (dead references pile up and
-//!   are compacted).
+//!   are compacted);
+//! - **stall**: 1,000,000 timers due at one tick 60 s out, polled only there, as by a loop that
+//!   slept through every earlier wake-up `next_deadline` asked for;
+//! - **cancelled ahead**: 1,000,000 timers due at one tick, the first 500,000 cancelled, then
+//!   polled every tick up to it.
+//!
+//! The hierarchical wheel bounds no call in the last two: a poll after a stall cascades a
+//! crowded slot whole, and a poll reads every dead reference ahead of the next live timer
+//! (see its module docs).
 //!
 //! ```sh
 //! cargo run --release -p tickwheel --example worst_call
@@ -168,9 +176,47 @@ fn churn<X: Timer<u64> + FromOptions>() -> Worst {
     }
 }
 
+fn stall<X: Timer<u64> + FromOptions>() -> Worst {
+    let mut t = fresh::<X>();
+    let mut slowest = Duration::ZERO;
+    let start = Instant::now();
+    for i in 0..N {
+        timed(&mut t, &mut slowest, |t| t.insert(60_000, i)).unwrap();
+    }
+    let fired = drain(&mut t, 60_000, &mut slowest);
+    assert_eq!(fired, N);
+    Worst {
+        call: slowest,
+        work: t.stats().max_call_work,
+        total: start.elapsed(),
+    }
+}
+
+fn cancelled_ahead<X: Timer<u64> + FromOptions>() -> Worst {
+    let mut t = fresh::<X>();
+    let mut slowest = Duration::ZERO;
+    let start = Instant::now();
+    let keys: Vec<_> = (0..N)
+        .map(|i| timed(&mut t, &mut slowest, |t| t.insert(60_000, i)).unwrap())
+        .collect();
+    for &key in &keys[..N as usize / 2] {
+        assert!(timed(&mut t, &mut slowest, |t| t.cancel(key)).is_some());
+    }
+    let mut fired = 0;
+    for now in 0..=60_000 {
+        fired += drain(&mut t, now, &mut slowest);
+    }
+    assert_eq!(fired, N / 2);
+    Worst {
+        call: slowest,
+        work: t.stats().max_call_work,
+        total: start.elapsed(),
+    }
+}
+
 fn row(case: &str, name: &str, w: &Worst) {
     println!(
-        "{case:<14} {name:<13} {:>12.1} {:>14} {:>12.2}",
+        "{case:<16} {name:<13} {:>12.1} {:>14} {:>12.2}",
         w.call.as_secs_f64() * 1e6,
         w.work,
         w.total.as_secs_f64()
@@ -180,7 +226,7 @@ fn row(case: &str, name: &str, w: &Worst) {
 fn main() {
     println!("1,000,000 timers per case; worst single call (insert, reset or poll) by the clock, and by the work counter");
     println!(
-        "{:<14} {:<13} {:>12} {:>14} {:>12}",
+        "{:<16} {:<13} {:>12} {:>14} {:>12}",
         "case", "timer", "worst µs", "max work", "total s"
     );
     type Hier = HierarchicalWheel<u64>;
@@ -198,5 +244,15 @@ fn main() {
     row("churn", "hierarchical", &churn::<Hier>());
     row("churn", "hashed", &churn::<Hashed>());
     row("churn", "heap", &churn::<Heap>());
+    row("stall", "hierarchical", &stall::<Hier>());
+    row("stall", "hashed", &stall::<Hashed>());
+    row("stall", "heap", &stall::<Heap>());
+    row(
+        "cancelled ahead",
+        "hierarchical",
+        &cancelled_ahead::<Hier>(),
+    );
+    row("cancelled ahead", "hashed", &cancelled_ahead::<Hashed>());
+    row("cancelled ahead", "heap", &cancelled_ahead::<Heap>());
     println!("(max work: references moved, read or dropped and slots visited in one call; 0 on the heap, which counts none)");
 }

@@ -27,7 +27,7 @@
 //! be in (the slot's bucket, and its staged place) as homes.
 //!
 //! In `worst_call` at a million timers, one deadline and a far jump cost no call more than
-//! about 2,000 units of work; see the wheel's cost table for what is not bounded.
+//! about 2,000 units of work; the wheel's module docs say which calls are not bounded.
 //!
 //! # Invariants
 //! - A staged slot is on level 1 or higher with first tick `base > elapsed`, and its
