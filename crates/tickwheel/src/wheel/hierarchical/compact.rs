@@ -144,10 +144,16 @@ impl<T> HierarchicalWheel<T> {
     /// every [`CANCEL_STEP`] ([`compact_on_cancel`](Self::compact_on_cancel)).
     #[inline(always)]
     pub(super) fn maybe_compact(&mut self) {
-        // The chunks in use bound the references in O(1); only above the bound are they counted.
-        if self.pass.is_running() || self.chunks.in_use() * CHUNK > self.refs_bound() {
+        if self.compaction_may_be_due() {
             self.compact_some();
         }
+    }
+
+    /// Whether a pass runs or may have to start: the chunks in use bound the references in
+    /// O(1), and only above the bound are they counted.
+    #[inline(always)]
+    fn compaction_may_be_due(&self) -> bool {
+        self.pass.is_running() || self.chunks.in_use() * CHUNK > self.refs_bound()
     }
 
     /// References in the buckets (the levels' and `ready`), live or dead: counted over the
@@ -215,21 +221,20 @@ impl<T> HierarchicalWheel<T> {
     #[cold]
     #[inline(never)]
     pub(super) fn compact_on_cancel(&mut self) {
-        let due = self.pass.is_running()
-            || (self.chunks.in_use() * CHUNK > self.refs_bound() && self.start_pass());
-        if due {
-            let start = self.work;
-            self.pass.credit = self.pass.credit.max(WINDOW * CHUNK);
-            self.compact_step();
-            self.note_work(start);
+        if !self.compaction_may_be_due() || !(self.pass.is_running() || self.start_pass()) {
+            return;
         }
+        let start = self.work;
+        self.full_step();
+        self.note_work(start);
     }
 
-    /// A poll that finds nothing due takes a step of the running pass, so that dead
-    /// references are gone before the cursor carries them down.
+    /// A full step of the running pass, whatever its credit: what a poll that finds nothing
+    /// due takes (so that dead references are gone before the cursor carries them down), and
+    /// every [`CANCEL_STEP`]th cancel.
     #[cold]
     #[inline(never)]
-    pub(super) fn compact_on_poll(&mut self) {
+    pub(super) fn full_step(&mut self) {
         self.pass.credit = self.pass.credit.max(WINDOW * CHUNK);
         self.compact_step();
     }

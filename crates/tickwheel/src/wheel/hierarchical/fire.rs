@@ -167,7 +167,7 @@ impl<T> HierarchicalWheel<T> {
         };
         self.hint = placed.min(self.nursery.min());
         if self.pass.is_running() {
-            self.compact_on_poll();
+            self.full_step();
         }
         if self.stage_ahead() {
             // More to stage: the next poll comes back for it.
