@@ -41,6 +41,17 @@ struct Worst {
     total: Duration,
 }
 
+impl Worst {
+    /// What a case that began at `start` measured on `timer`.
+    fn of<X: Timer<u64>>(timer: &X, call: Duration, start: Instant) -> Self {
+        Worst {
+            call,
+            work: timer.stats().max_call_work,
+            total: start.elapsed(),
+        }
+    }
+}
+
 /// Times `f` on `timer`, keeping the slowest call.
 fn timed<X, R>(timer: &mut X, slowest: &mut Duration, f: impl FnOnce(&mut X) -> R) -> R {
     let start = Instant::now();
@@ -94,11 +105,7 @@ fn herd<X: Timer<u64> + FromOptions>() -> Worst {
     assert_eq!(fired, N);
     let s = t.stats();
     assert_eq!(s.fired, N);
-    Worst {
-        call: slowest,
-        work: s.max_call_work,
-        total: start.elapsed(),
-    }
+    Worst::of(&t, slowest, start)
 }
 
 fn one_deadline<X: Timer<u64> + FromOptions>() -> Worst {
@@ -113,11 +120,7 @@ fn one_deadline<X: Timer<u64> + FromOptions>() -> Worst {
         fired += drain(&mut t, now, &mut slowest);
     }
     assert_eq!(fired, N);
-    Worst {
-        call: slowest,
-        work: t.stats().max_call_work,
-        total: start.elapsed(),
-    }
+    Worst::of(&t, slowest, start)
 }
 
 fn far_jump<X: Timer<u64> + FromOptions>() -> Worst {
@@ -131,11 +134,7 @@ fn far_jump<X: Timer<u64> + FromOptions>() -> Worst {
     }
     let fired = drain(&mut t, span + 1, &mut slowest);
     assert_eq!(fired, N);
-    Worst {
-        call: slowest,
-        work: t.stats().max_call_work,
-        total: start.elapsed(),
-    }
+    Worst::of(&t, slowest, start)
 }
 
 fn churn<X: Timer<u64> + FromOptions>() -> Worst {
@@ -169,11 +168,7 @@ fn churn<X: Timer<u64> + FromOptions>() -> Worst {
     let s = t.stats();
     assert_eq!(s.fired, fired);
     assert_eq!(s.inserted, s.fired + s.cancelled + t.len() as u64);
-    Worst {
-        call: slowest,
-        work: s.max_call_work,
-        total: start.elapsed(),
-    }
+    Worst::of(&t, slowest, start)
 }
 
 fn stall<X: Timer<u64> + FromOptions>() -> Worst {
@@ -185,11 +180,7 @@ fn stall<X: Timer<u64> + FromOptions>() -> Worst {
     }
     let fired = drain(&mut t, 60_000, &mut slowest);
     assert_eq!(fired, N);
-    Worst {
-        call: slowest,
-        work: t.stats().max_call_work,
-        total: start.elapsed(),
-    }
+    Worst::of(&t, slowest, start)
 }
 
 fn cancelled_ahead<X: Timer<u64> + FromOptions>() -> Worst {
@@ -207,11 +198,7 @@ fn cancelled_ahead<X: Timer<u64> + FromOptions>() -> Worst {
         fired += drain(&mut t, now, &mut slowest);
     }
     assert_eq!(fired, N / 2);
-    Worst {
-        call: slowest,
-        work: t.stats().max_call_work,
-        total: start.elapsed(),
-    }
+    Worst::of(&t, slowest, start)
 }
 
 fn row(case: &str, name: &str, w: &Worst) {
