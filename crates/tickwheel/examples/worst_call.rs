@@ -1,4 +1,4 @@
-//! The worst single call of each design in the six cases that load one call the most, at a
+//! The worst single call of each design in the eight cases that load one call the most, at a
 //! million timers, with the work counter (`Stats::max_call_work`) beside the time:
 //!
 //! - **herd**: 1,000,000 timers; 100,000 of them refreshed together, so they all share one
@@ -6,6 +6,9 @@
 //! - **one deadline**: 1,000,000 timers due at the same tick, drained;
 //! - **far jump**: 1,000,000 timers spread over 2^33 ticks, drained by polls at a `now` past
 //!   all of them;
+//! - **farther jump**: the same over 2^40 ticks, past where a six-level wheel ends (2^36);
+//! - **span crossing**: 1,000,000 timeouts up to 60 s out, started 30 s before tick 2^36 and
+//!   polled whenever `next_deadline` asks;
 //! - **churn**: 1,000,000 timers; 4,000,000 cancels, each followed by an insert at a random
 //!   deadline up to 100 s out, with a poll every 100 operations (dead references pile up and
 //!   are compacted);
@@ -137,6 +140,38 @@ fn far_jump<X: Timer<u64> + FromOptions>() -> Worst {
     Worst::of(&t, slowest, start)
 }
 
+fn farther_jump<X: Timer<u64> + FromOptions>() -> Worst {
+    let mut t = fresh::<X>();
+    let mut slowest = Duration::ZERO;
+    let start = Instant::now();
+    let span: Tick = 1 << 40;
+    for i in 0..N {
+        let d = 1 + (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % span);
+        timed(&mut t, &mut slowest, |t| t.insert(d, i)).unwrap();
+    }
+    let fired = drain(&mut t, span + 1, &mut slowest);
+    assert_eq!(fired, N);
+    Worst::of(&t, slowest, start)
+}
+
+fn span_crossing<X: Timer<u64> + FromOptions>() -> Worst {
+    let origin: Tick = (1 << 36) - 30_000;
+    let mut t =
+        X::from_options(Options::new().preallocate(N as usize).start(origin)).expect("valid");
+    let mut slowest = Duration::ZERO;
+    let start = Instant::now();
+    for i in 0..N {
+        let d = origin + 1 + (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % 60_000);
+        timed(&mut t, &mut slowest, |t| t.insert(d, i)).unwrap();
+    }
+    let mut fired = 0;
+    while let Some(now) = timed(&mut t, &mut slowest, |t| t.next_deadline()) {
+        fired += drain(&mut t, now, &mut slowest);
+    }
+    assert_eq!(fired, N);
+    Worst::of(&t, slowest, start)
+}
+
 fn churn<X: Timer<u64> + FromOptions>() -> Worst {
     let mut t = fresh::<X>();
     let mut slowest = Duration::ZERO;
@@ -228,6 +263,12 @@ fn main() {
     row("far jump", "hierarchical", &far_jump::<Hier>());
     row("far jump", "hashed", &far_jump::<Hashed>());
     row("far jump", "heap", &far_jump::<Heap>());
+    row("farther jump", "hierarchical", &farther_jump::<Hier>());
+    row("farther jump", "hashed", &farther_jump::<Hashed>());
+    row("farther jump", "heap", &farther_jump::<Heap>());
+    row("span crossing", "hierarchical", &span_crossing::<Hier>());
+    row("span crossing", "hashed", &span_crossing::<Hashed>());
+    row("span crossing", "heap", &span_crossing::<Heap>());
     row("churn", "hierarchical", &churn::<Hier>());
     row("churn", "hashed", &churn::<Hashed>());
     row("churn", "heap", &churn::<Heap>());

@@ -7,7 +7,7 @@
 //!
 //! | type | design | pick it when |
 //! |---|---|---|
-//! | [`HierarchicalWheel`] | 6 levels × 64 slots, bitmap per level, cascading, overflow | many timers, most cancelled or pushed later (I/O timeouts) |
+//! | [`HierarchicalWheel`] | 11 levels × 64 slots (every `u64` tick), bitmap per level, cascading | many timers, most cancelled or pushed later (I/O timeouts) |
 //! | [`HashedWheel`] | one ring of 2^k slots, far timers wait extra laps | timeouts mostly shorter than one revolution |
 //! | [`IndexedHeap`] | 4-ary min-heap with positions | few timers, exact next deadline |
 //! | [`LazyHeap`] | binary heap, cancel marks dead | insert-heavy, cancel-light |

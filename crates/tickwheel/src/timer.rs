@@ -81,7 +81,7 @@ pub struct Stats {
     pub fired: u64,
     /// Timers handed back by `drain`.
     pub drained: u64,
-    /// Hierarchical wheel: entries moved from a coarse slot to a finer one (or out of overflow).
+    /// Hierarchical wheel: entries moved from a coarse slot to a finer one.
     pub cascaded: u64,
     /// Wheels: slots visited by `poll`.
     pub slots_scanned: u64,

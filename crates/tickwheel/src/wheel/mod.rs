@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `deadline < cursor` | the overdue queue, ordered by `(deadline, insertion)` |
 //! | `deadline == cursor` | the ready list, first-in first-out |
-//! | `deadline > cursor` | a wheel slot (or the hierarchical wheel's overflow, or the hashed wheel's far store past its horizon) |
+//! | `deadline > cursor` | a wheel slot (or the hashed wheel's far store past its horizon) |
 //!
 //! Each design is a folder: [`hashed`] links its entries into intrusive lists;
 //! [`hierarchical`] keeps chunk lists of references instead, deleted lazily.

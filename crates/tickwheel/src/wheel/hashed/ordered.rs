@@ -1,5 +1,5 @@
-//! An ordered side store for the rare timers a wheel cannot slot: deadlines already behind the
-//! cursor (overdue) and, for the hierarchical wheel, deadlines beyond its top level (overflow).
+//! An ordered side store for the rare timers the hashed wheel cannot slot: deadlines already
+//! behind the cursor (overdue).
 //!
 //! A `BTreeMap` keyed by `(deadline, insertion number)` keeps them in exactly the contract's
 //! order; the entry keeps its insertion number in its (unused) list links so it can be found

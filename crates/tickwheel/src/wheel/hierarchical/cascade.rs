@@ -21,8 +21,7 @@ impl<T> HierarchicalWheel<T> {
         self.levels.next_slot(self.elapsed)
     }
 
-    /// Moves the cursor forward to `t`; on entering a new whole-wheel span, brings the overflow
-    /// timers of that span into the levels. The caller guarantees nothing in the levels is due
+    /// Moves the cursor forward to `t`. The caller guarantees nothing in the levels is due
     /// before `t` and nothing live is left at the cursor.
     pub(super) fn advance_to(&mut self, t: Tick) {
         debug_assert!(t >= self.elapsed && self.due_is_empty());
@@ -31,19 +30,7 @@ impl<T> HierarchicalWheel<T> {
         }
         // What is left in the ready bucket is dead.
         self.chunks.clear(&mut self.ready);
-        let crossed = span_start(t) != span_start(self.elapsed);
         self.elapsed = t;
-        if crossed {
-            while let Some(entry) = self.overflow.first_entry() {
-                if entry.key().0 > span_end(t) {
-                    break;
-                }
-                let ((deadline, seq), index) = entry.remove_entry();
-                self.place(index, deadline, seq);
-                self.stats.cascaded += 1;
-                self.work += 1;
-            }
-        }
     }
 
     /// Empties one slot at the cursor: a level-0 slot is due whole; a coarser one cascades
@@ -80,7 +67,7 @@ impl<T> HierarchicalWheel<T> {
     /// Cascades `batch` (up to a chunk of references), taken from a slot of `level` with
     /// `marks`, to `to`.
     ///
-    /// Below the top level a deadline agrees with the cursor on bits 30 and up: it is rebuilt
+    /// Below level [`FAR`] a deadline agrees with the cursor on bits 30 and up: it is rebuilt
     /// from the reference's low half and the slab is left alone. Dead references move down with
     /// the live ones and are dropped when the slab is read anyway. A level-1 slot that may be
     /// the home of timers moved in place reads every entry instead; a coarser one carries its
@@ -89,10 +76,10 @@ impl<T> HierarchicalWheel<T> {
     /// burst for a whole coarse slot.
     pub(super) fn cascade_batch(&mut self, batch: &[Ref], level: usize, marks: Marks, to: To) {
         let n = batch.len();
-        let top = level == LEVELS - 1;
+        let far = level >= FAR;
         debug_assert!(
-            !(top && marks.moved),
-            "no timer is moved in place from the top level"
+            !(far && marks.moved),
+            "no timer is moved in place from level {level}"
         );
         let read = marks.moved && level == 1;
         let high = self.base(to) & !u64::from(u32::MAX);
@@ -104,7 +91,7 @@ impl<T> HierarchicalWheel<T> {
                 self.cascade_read(r, high, to);
             } else if marks.moved {
                 self.carry_home(r, high, to);
-            } else if !top {
+            } else if !far {
                 self.cascade_one(r.index, high | u64::from(r.low), r.seq, to);
             } else {
                 match self.slab.try_at(r.index) {

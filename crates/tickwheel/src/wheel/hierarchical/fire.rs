@@ -148,23 +148,12 @@ impl<T> HierarchicalWheel<T> {
             }
             match self.next_slot() {
                 Some((level, slot, start)) if start <= now => self.process(level, slot, start),
-                Some(_) => break,
-                None => match self.overflow.first_key_value() {
-                    // Levels are empty: jump the cursor to the start of that timer's span.
-                    Some((&(d, _), _)) if d <= now => self.advance_to(span_start(d)),
-                    _ => break,
-                },
+                _ => break,
             }
         }
         // Nothing is due by `now`. The earliest slot's start stays the same when the cursor
         // moves up to `now` (no slot boundary is crossed before it).
-        let placed = match self.next_slot() {
-            Some((_, _, start)) => start,
-            None => self
-                .overflow
-                .first_key_value()
-                .map_or(Tick::MAX, |(&(d, _), _)| d),
-        };
+        let placed = self.next_slot().map_or(Tick::MAX, |(_, _, start)| start);
         self.hint = placed.min(self.nursery.min());
         if self.pass.is_running() {
             self.full_step();

@@ -117,15 +117,6 @@ impl<T> HierarchicalWheel<T> {
                 },
             );
         }
-        for (&(d, seq), &i) in &self.overflow {
-            let e = self.slab.at(i);
-            assert_eq!((e.deadline(), e.seq), (d, seq), "overflow key disagrees");
-            assert!(
-                d > self.elapsed && level_for(self.elapsed, d) >= LEVELS,
-                "overflow holds a timer the levels should"
-            );
-            assert!(self.hint <= d, "hint {} above deadline {d}", self.hint);
-        }
         assert!(
             self.nursery.len() <= self.nursery.capacity() && !self.nursery.is_full(),
             "nursery left full after an operation"
@@ -175,8 +166,7 @@ impl<T> HierarchicalWheel<T> {
         // A push that takes a chunk and finds the references above the bound starts a pass,
         // and such pushes carry it on four chunks' worth per chunk they take, so references
         // stay within one more time the most timers pending (the slab's slots); besides, each
-        // bucket may have taken fewer than a chunk's worth of pushes since its last check, and
-        // timers entering from the overflow are pushed without one.
+        // bucket may have taken fewer than a chunk's worth of pushes since its last check.
         let unchecked = (CHUNK - 1) * ((LEVELS + 1) * (LEVELS * SLOTS + 2));
         assert!(
             refs <= (COMPACT_RATIO + 1) * self.slab.slots() + COMPACT_SLACK + 1 + unchecked,

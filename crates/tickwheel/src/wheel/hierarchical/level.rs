@@ -1,10 +1,10 @@
 //! One level of the hierarchical wheel, and the arithmetic that picks a level and a slot.
 //!
-//! Level `l` has 64 slots of `64^l` ticks each, so it spans `64^(l+1)` ticks; six levels span
-//! `2^36` ticks (about 2.2 years at 1 ms). A timer due at `deadline` while the wheel's cursor is
-//! at `elapsed` goes to the level of the highest 6-bit group in which the two differ: level 0 if
-//! they share everything above the low 6 bits, and so on. Deadlines that differ from `elapsed`
-//! above bit 36 go to the overflow.
+//! Level `l` has 64 slots of `64^l` ticks each, so it spans `64^(l+1)` ticks; eleven levels
+//! cover all 64 bits of a tick, so every deadline after the cursor has a slot and no timer waits
+//! outside the levels. A timer due at `deadline` while the wheel's cursor is at `elapsed` goes
+//! to the level of the highest 6-bit group in which the two differ: level 0 if they share
+//! everything above the low 6 bits, and so on.
 //!
 //! | level | slot width | level span | at 1 ms per tick |
 //! |---|---|---|---|
@@ -12,13 +12,19 @@
 //! | 1 | 64 | 4 096 | ~4 s |
 //! | 2 | 4 096 | 262 144 | ~4.4 min |
 //! | 3 | 262 144 | 16 777 216 | ~4.7 h |
-//! | 4 | 16 777 216 | 2^30 | ~12.4 days |
+//! | 4 | 2^24 | 2^30 | ~12.4 days |
 //! | 5 | 2^30 | 2^36 | ~2.2 years |
+//! | 6 to 10 | 2^36 to 2^60 | 2^42 to 2^64 | ~139 years and more |
+//!
+//! The top level's slots 16 to 63 lie past `u64::MAX` and stay empty.
 //!
 //! Because a level-`l` timer agrees with the cursor on every group above `l`, and (for `l > 0`)
 //! its group `l` is above the cursor's, its slot is strictly after the cursor's slot on that
 //! level: a level never wraps, and the first set bit of its occupancy word is its earliest slot.
 //! A level's timers are all earlier than the next level's.
+//!
+//! Levels below [`FAR`] hold timers that agree with the cursor from bit 30 up, so a 32-bit
+//! `low` rebuilds their deadlines; from [`FAR`] up, a cascade reads each deadline from the slab.
 
 use alloc::boxed::Box;
 
@@ -27,16 +33,16 @@ use crate::slab::Slab;
 use crate::stamped::Stamped;
 use crate::Tick;
 
-/// Number of levels.
-pub(crate) const LEVELS: usize = 6;
+/// Number of levels: the fewest 6-bit groups that cover a `u64`.
+pub(crate) const LEVELS: usize = 11;
+/// The first level whose timers may differ from the cursor at bit 32 or above.
+pub(crate) const FAR: usize = 5;
 /// Slots per level; 64 so that one `u64` is a level's occupancy bitmap.
 pub(crate) const SLOTS: usize = 64;
 /// log2 of [`SLOTS`].
 const SLOT_BITS: u32 = 6;
-/// Bits of tick covered by the whole wheel: `LEVELS * SLOT_BITS`.
-pub(crate) const SPAN_BITS: u32 = LEVELS as u32 * SLOT_BITS;
 
-/// The level for a timer due at `deadline > elapsed`; `LEVELS` or more means overflow.
+/// The level for a timer due at `deadline > elapsed`: below [`LEVELS`] for any two ticks.
 #[inline]
 pub(crate) fn level_for(elapsed: Tick, deadline: Tick) -> usize {
     // A chain of tests, lowest level first, rather than a bit scan and a division: the branch
@@ -57,17 +63,16 @@ pub(crate) fn level_for(elapsed: Tick, deadline: Tick) -> usize {
     } else if differ >> 36 == 0 {
         5
     } else {
-        // Beyond the top level (the overflow): the group, as above, for any deadline.
+        // Levels 6 to 10 (more than 2^36 ticks apart): the group, as above.
         (63 - differ.leading_zeros() as usize) / SLOT_BITS as usize
     }
 }
 
-/// Whether a timer due at `deadline` belongs in the levels (not the due queue, not the
-/// overflow): after the cursor and in the same whole-wheel span, which is exactly
-/// `deadline > elapsed && level_for(elapsed, deadline) < LEVELS`, in four instructions.
+/// Whether a timer due at `deadline` belongs in the levels (not the ready bucket, not the
+/// overdue store): after the cursor.
 #[inline(always)]
 pub(crate) fn in_levels(elapsed: Tick, deadline: Tick) -> bool {
-    deadline > elapsed && (elapsed ^ deadline) >> SPAN_BITS == 0
+    deadline > elapsed
 }
 
 /// The slot of `deadline` on `level`.
@@ -79,28 +84,17 @@ pub(crate) fn slot_for(deadline: Tick, level: usize) -> usize {
 /// The first tick of `slot` on `level`, in the level span that contains `elapsed`.
 #[inline]
 pub(crate) fn slot_start(elapsed: Tick, level: usize, slot: usize) -> Tick {
-    let level_bits = SLOT_BITS * (level as u32 + 1);
-    let span_start = elapsed & !((1u64 << level_bits) - 1);
-    span_start + ((slot as u64) << (SLOT_BITS * level as u32))
+    // The level's span has `6 * (level + 1)` bits, all 64 of them on the top level.
+    let span_bits = SLOT_BITS * (level as u32 + 1);
+    let within = u64::MAX >> 64u32.saturating_sub(span_bits);
+    (elapsed & !within) + ((slot as u64) << (SLOT_BITS * level as u32))
 }
 
-/// The first tick of the whole-wheel span (2^36 ticks) that contains `t`.
-#[inline]
-pub(crate) fn span_start(t: Tick) -> Tick {
-    t & !((1u64 << SPAN_BITS) - 1)
-}
-
-/// The last tick of the whole-wheel span that contains `t`.
-#[inline]
-pub(crate) fn span_end(t: Tick) -> Tick {
-    t | ((1u64 << SPAN_BITS) - 1)
-}
-
-/// All six levels: 64 slot buckets per level and one occupancy word per level. The buckets'
+/// All eleven levels: 64 slot buckets per level and one occupancy word per level. The buckets'
 /// chunks live in the wheel's [`Chunks`] arena, passed in.
 ///
-/// The six words sit together in one cache line, apart from the buckets, so finding
-/// the earliest slot reads one line however the buckets are spread.
+/// The occupancy words sit together in two cache lines, apart from the buckets, so finding
+/// the earliest slot reads them however the buckets are spread.
 pub(crate) struct Levels {
     /// Bit `s` of `occupied[l]` is set iff `slots[l][s]` holds a reference (live or dead), or
     /// (level 0) the wheel's overtaken store holds one due in that slot.
@@ -308,9 +302,9 @@ mod tests {
 
     /// The size the wheel's cost table states.
     #[test]
-    fn the_bucket_table_is_7680_bytes() {
+    fn the_bucket_table_is_14080_bytes() {
         assert_eq!(core::mem::size_of::<Bucket>(), 20);
-        assert_eq!(core::mem::size_of::<[[Bucket; SLOTS]; LEVELS]>(), 7_680);
+        assert_eq!(core::mem::size_of::<[[Bucket; SLOTS]; LEVELS]>(), 14_080);
     }
 
     /// The level/slot rules checked against their definition: the level is the highest 6-bit
@@ -328,22 +322,27 @@ mod tests {
             highest_diff.unwrap_or(0),
             "level of {deadline} at {elapsed}"
         );
-        if level < LEVELS {
-            let slot = slot_for(deadline, level);
-            let start = slot_start(elapsed, level, slot);
-            let width = 1u64 << (6 * level);
-            assert!(start <= deadline && deadline - start < width, "slot range");
-            if level > 0 {
-                assert!(slot as u64 > group(elapsed, level), "slot not after cursor");
-                assert!(start > elapsed);
-            }
-        } else {
-            assert_ne!(span_start(elapsed), span_start(deadline));
+        assert!(level < LEVELS, "level {level} of {deadline} at {elapsed}");
+        let slot = slot_for(deadline, level);
+        let start = slot_start(elapsed, level, slot);
+        let width = 1u64 << (6 * level);
+        assert!(start <= deadline && deadline - start < width, "slot range");
+        if level > 0 {
+            assert!(slot as u64 > group(elapsed, level), "slot not after cursor");
+            assert!(start > elapsed);
+        }
+        if level < FAR {
+            assert_eq!(
+                (elapsed ^ deadline) >> 30,
+                0,
+                "a near level's deadline differs above bit 30"
+            );
         }
     }
 
+    /// No deadline after the cursor, however far, is left without a slot.
     #[test]
-    fn in_levels_matches_the_level_rule() {
+    fn every_later_deadline_has_a_slot() {
         let edges = [
             0u64,
             1,
@@ -353,13 +352,17 @@ mod tests {
             (1 << 36) - 2,
             (1 << 36) - 1,
             1 << 36,
+            (1 << 60) - 1,
+            1 << 60,
             u64::MAX - 1,
+            u64::MAX,
         ];
         for &e in &edges {
             for &d in &edges {
                 for (e, d) in [(e, d), (e, d.wrapping_add(5)), (e.wrapping_add(3), d)] {
-                    let rule = d > e && level_for(e, d) < LEVELS;
-                    assert_eq!(in_levels(e, d), rule, "elapsed {e} deadline {d}");
+                    if d > e {
+                        check_one(e, d);
+                    }
                 }
             }
         }
@@ -401,7 +404,8 @@ mod tests {
         assert_eq!(level_for(0, 63), 0);
         assert_eq!(level_for(0, 64), 1);
         assert_eq!(level_for(0, (1 << 36) - 1), 5);
-        assert!(level_for(0, 1 << 36) >= LEVELS);
-        assert_eq!(span_end(5), (1 << 36) - 1);
+        assert_eq!(level_for(0, 1 << 36), 6);
+        assert_eq!(level_for(0, u64::MAX), LEVELS - 1);
+        assert_eq!(slot_start(u64::MAX - 1, LEVELS - 1, 15), 15 << 60);
     }
 }

@@ -1,5 +1,5 @@
-//! `HierarchicalWheel`: six levels of 64 slots, each level 64× coarser, with an occupancy
-//! bitmap per level, cascading, and an ordered overflow beyond the top level.
+//! `HierarchicalWheel`: eleven levels of 64 slots, each level 64× coarser, enough for every
+//! `u64` deadline, with an occupancy bitmap per level and cascading.
 //!
 //! The cursor `elapsed` is the last tick fully swept. A timer due after it sits in the slot
 //! chosen by [`level`] (the highest 6-bit group where deadline and cursor differ);
@@ -7,8 +7,7 @@
 //! with one `trailing_zeros`. When the cursor reaches a coarse slot, its timers move down
 //! (cascade) to finer levels; a level-0 slot holds exactly one tick and becomes the ready
 //! bucket whole. Timers behind the cursor (inserted or reset into the past) wait in the ordered
-//! overdue store; timers more than one whole-wheel span (2^36 ticks) away wait in the ordered
-//! overflow and enter the levels when the cursor enters their span.
+//! overdue store.
 //!
 //! Slots are [`bucket`]s: chunk lists of `(index, seq, low deadline bits)` references into the slab with
 //! lazy deletion. Cancel and reset write only the timer's own slab entry (and a counter), never
@@ -44,8 +43,8 @@
 //! # Invariants
 //! - Every pending timer has exactly one live reference, in the place its deadline and
 //!   `elapsed` determine: the overdue store (`deadline < elapsed`), the ready bucket
-//!   (`deadline == elapsed`), level `level_for(elapsed, d)` slot `slot_for(d, level)`, or the
-//!   overflow. The two ordered stores are keyed by `(deadline, seq)` and removed from eagerly;
+//!   (`deadline == elapsed`), or level `level_for(elapsed, d)` slot `slot_for(d, level)`.
+//!   The overdue store is keyed by `(deadline, seq)` and removed from eagerly;
 //!   buckets keep dead references, counted (see [`bucket`]); a push that takes a new chunk
 //!   (the only way the arena grows) or a cancel that finds them above three times the pending
 //!   timers (plus a slack) starts a compaction pass, which such pushes and every
@@ -72,19 +71,21 @@
 //! | operation | cost |
 //! |---|---|
 //! | insert | O(1) amortised: a few bit operations and a push at the end of a slot's last chunk, or into the nursery and later (if still pending) from there (a push that takes a chunk may take a compaction step first: amortised O(1) per dead reference dropped) |
-//! | cancel, reset | O(1) amortised: the timer's own entry, a counter, and (reset) a push into the nursery, or for a later deadline nothing more; overdue or overflow: O(log n) |
-//! | poll per fired timer | O(1) amortised: each timer cascades at most 5 times; dead references are skipped once; a marked level-1 slot reads one entry per reference (coarser marked slots carry theirs down unread); a reference overtaken on the way to level 0 costs a binary-heap push and pop (O(log k)) |
+//! | cancel, reset | O(1) amortised: the timer's own entry, a counter, and (reset) a push into the nursery, or for a later deadline nothing more; overdue: O(log n) |
+//! | poll per fired timer | O(1) amortised: each timer cascades at most once per level above its own (5 times within 2^36 ticks); dead references are skipped once; a marked level-1 slot reads one entry per reference (coarser marked slots carry theirs down unread); a reference overtaken on the way to level 0 costs a binary-heap push and pop (O(log k)) |
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
 //! | worst single call ([`Stats::max_call_work`]) | bounded while polls come when `next_deadline` asks, with the exceptions below |
-//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 4× under churn: a pass starts above 3× and reads four chunks per chunk pushes take) + the slab's `Vec` growth; 7,680 B of buckets (384 of 20 B) and an 8 KiB nursery per wheel, another 7,680 B per slot staged at once, and 16 B per overtaken reference until its tick (room for an eighth of `preallocate` is reserved, so that a herd does not make one call copy the store) |
+//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 4× under churn: a pass starts above 3× and reads four chunks per chunk pushes take) + the slab's `Vec` growth; 14,080 B of buckets (704 of 20 B) and an 8 KiB nursery per wheel, another 14,080 B per slot staged at once, and 16 B per overtaken reference until its tick (room for an eighth of `preallocate` is reserved, so that a herd does not make one call copy the store) |
 //!
 //! # The worst single call
 //! While the caller polls at least when [`next_deadline`](Timer::next_deadline) asks, one
 //! call does at most: a nursery flush (1,024 placements), one compaction step (1,024
 //! references and 64 buckets), [`STAGE_STEP`](stage::STAGE_STEP) references staged (rounded up
 //! to a chunk) and a chunk left at a staged slot, and in a poll one uncrowded slot's cascade
-//! per level. Three calls are not bounded:
+//! per level. No timer waits outside the levels, so this holds however far a deadline lies
+//! and however far `now` jumps (`farther jump` and `span crossing` in the `worst_call`
+//! example). Three calls are not bounded:
 //! - a poll after a stall (polls did not come when `next_deadline` asked) that reaches a
 //!   crowded slot cascades it whole: the polls that would have staged it never came;
 //! - a poll reads every dead reference between the cursor and the next live timer; compaction
@@ -93,8 +94,9 @@
 //!
 //! The `worst_call` example measures the first two (`stall`, `cancelled ahead`).
 //!
-//! Follows tokio's time driver (6 × 64 slots at 1 ms, level from the highest differing bits)
-//! and Varghese & Lauck's hierarchical scheme 7; lazy deletion as in asyncio's heap.
+//! Follows tokio's time driver (64 slots per level at 1 ms, level from the highest differing
+//! bits; tokio stops at 6 levels and files later deadlines in its top level) and Varghese &
+//! Lauck's hierarchical scheme 7; lazy deletion as in asyncio's heap.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -123,7 +125,7 @@ use crate::{
 };
 use bucket::{Bucket, Chunks, Ref, CHUNK};
 use compact::{COMPACT_RATIO, COMPACT_SLACK};
-use level::{in_levels, level_for, slot_for, span_end, span_start, Levels, Marks, LEVELS, SLOTS};
+use level::{in_levels, level_for, slot_for, Levels, Marks, FAR, LEVELS, SLOTS};
 use moved::{is_moved, MOVED};
 use nursery::{Nursery, Placement, TAKE};
 use overtaken::Overtaken;
@@ -132,12 +134,11 @@ use stage::Stage;
 /// Timers kept in order rather than in a slot: `(deadline, seq) -> index`.
 type Ordered = BTreeMap<(Tick, u32), u32>;
 
-/// Whether a timer due at `deadline` is kept in an ordered store (overdue or overflow) rather
-/// than referenced from a bucket (the ready bucket or a level slot), with the cursor at
-/// `elapsed`.
+/// Whether a timer due at `deadline` is kept in the overdue store rather than referenced
+/// from a bucket (the ready bucket or a level slot), with the cursor at `elapsed`.
 #[inline(always)]
-fn in_ordered_store(elapsed: Tick, deadline: Tick) -> bool {
-    deadline != elapsed && !in_levels(elapsed, deadline)
+fn is_overdue(elapsed: Tick, deadline: Tick) -> bool {
+    deadline < elapsed
 }
 
 /// Seqs stay below this; the next insert or reset renumbers. Above it is the
@@ -168,8 +169,6 @@ pub struct HierarchicalWheel<T> {
     ready: Bucket,
     /// Timers due before `elapsed`.
     overdue: Ordered,
-    /// Timers due beyond the whole-wheel span that contains `elapsed`.
-    overflow: Ordered,
     /// The cursor: every timer due at or before it has left the levels. Only increases.
     elapsed: Tick,
     /// Latest `now` seen; only increases; `elapsed <= now`.
@@ -224,7 +223,6 @@ impl<T> HierarchicalWheel<T> {
             chunks: Chunks::new(pre, LEVELS * SLOTS + 1),
             ready: Bucket::EMPTY,
             overdue: Ordered::new(),
-            overflow: Ordered::new(),
             elapsed: options.start,
             now: options.start,
             hint: Tick::MAX,
@@ -331,12 +329,12 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             return Ok(());
         }
         let old = e.deadline();
-        if in_ordered_store(elapsed, old) {
+        if is_overdue(elapsed, old) {
             return self.reset_anywhere(key, deadline);
         }
         let level = level_for(elapsed, old);
         if deadline >= old
-            && (1..LEVELS - 1).contains(&level)
+            && (1..FAR).contains(&level)
             && moved::encodable(elapsed, deadline)
             && !self.nursery.may_hold(e.seq)
         {
@@ -344,10 +342,10 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
             if self.staged[level] & (1 << slot) != 0 {
                 return self.reset_staged(key, deadline, level, slot);
             }
-            // Later, from a slot that cascades below the top level: the reference stays where
-            // it is, as the home, and the cascade of that slot places the timer (see `moved`).
-            // The top level holds no homes: its cascade reads each deadline from the slab and
-            // carries nothing down unread.
+            // Later, from a slot of a level below `FAR`: the reference stays where it is, as
+            // the home, and the cascade of that slot places the timer (see `moved`). Levels
+            // from `FAR` up hold no homes: their cascades read each deadline from the slab and
+            // carry nothing down unread.
             moved::move_in_place(e, e.seq, deadline, seq);
             self.seq += 1;
             self.stats.reset += 1;
@@ -439,7 +437,7 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
 
     fn allocated_bytes(&self) -> usize {
         // A B-tree entry of `((Tick, u32), u32)` with node overhead: about 1.5× its 16 bytes.
-        let ordered = (self.overdue.len() + self.overflow.len()) * 24;
+        let ordered = self.overdue.len() * 24;
         self.slab.allocated_bytes()
             + self.overtaken.allocated_bytes()
             + (1 + self.stages.len()) * self.levels.allocated_bytes()

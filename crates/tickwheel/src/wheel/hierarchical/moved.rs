@@ -4,8 +4,8 @@
 //! wheel need not move its reference each time: a timer due later than its reference says is
 //! still found in time, because the cursor reaches the reference's slot (its *home*) before
 //! the new deadline. So when a reset moves a timer later and its home is a slot of levels 1 to
-//! 4 (a slot that cascades; the top level's cascade is never marked), the reset rewrites the
-//! entry only and marks the home slot;
+//! 4 (below [`FAR`](super::level::FAR), whose cascades are never marked), the reset rewrites
+//! the entry only and marks the home slot;
 //! a marked slot of level 2 or higher carries its references down unread to the places of
 //! their own (home) deadlines, marking those, and the cascade of a marked level-1 slot reads
 //! each entry and places a moved timer where its deadline now says. A timer refreshed every
@@ -23,7 +23,7 @@
 //!
 //! # Invariants
 //! - A moved entry's home is a live reference of seq `home` in a slot of levels 1 to 4 whose
-//!   moved mark is set; no other reference to it is live. The top level holds no home.
+//!   moved mark is set; no other reference to it is live. Levels from [`FAR`](super::level::FAR) up hold no home.
 //! - Its deadline is at or after the home's deadline and agrees with the cursor from bit 32 up.
 //! - The order seq and the home seq are below [`MOVED`].
 //!

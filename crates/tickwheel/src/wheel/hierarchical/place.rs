@@ -1,12 +1,12 @@
 //! Placement: where a timer's one live reference goes (the ready bucket, a level slot, the
-//! nursery, or an ordered store), pushing it there, and taking it out of an ordered store.
+//! nursery, or the overdue store), pushing it there, and taking it out of the overdue store.
 
 use super::*;
 
 impl<T> HierarchicalWheel<T> {
     /// Puts a timer's reference where its deadline says. The slot and ready cases are inline;
-    /// the ordered stores (past deadlines, beyond the top level) are out of line, so the hot
-    /// path saves no registers for them.
+    /// the overdue store (past deadlines) is out of line, so the hot path saves no registers
+    /// for it.
     #[inline(always)]
     pub(super) fn place(&mut self, index: u32, deadline: Tick, seq: u32) {
         self.lower_hint(deadline);
@@ -234,36 +234,27 @@ impl<T> HierarchicalWheel<T> {
         dead
     }
 
-    /// [`place`](Self::place) for a deadline behind the cursor or beyond the top level.
+    /// [`place`](Self::place) for a deadline behind the cursor.
     #[cold]
     #[inline(never)]
     pub(super) fn place_ordered(&mut self, index: u32, deadline: Tick, seq: u32) {
-        if deadline < self.elapsed {
-            self.overdue.insert((deadline, seq), index);
-        } else {
-            self.overflow.insert((deadline, seq), index);
-        }
+        self.overdue.insert((deadline, seq), index);
     }
 
     /// Retires the place of a timer that was cancelled or took a new seq. A reference in a
-    /// bucket just goes dead where it is; an ordered store drops its key now.
+    /// bucket just goes dead where it is; the overdue store drops its key now.
     #[inline(always)]
     pub(super) fn unplace(&mut self, index: u32, deadline: Tick, seq: u32) {
-        if in_ordered_store(self.elapsed, deadline) {
+        if is_overdue(self.elapsed, deadline) {
             self.unplace_ordered(index, deadline, seq);
         }
     }
 
-    /// [`unplace`](Self::unplace) for a deadline behind the cursor or beyond the top level.
+    /// [`unplace`](Self::unplace) for a deadline behind the cursor.
     #[cold]
     #[inline(never)]
     pub(super) fn unplace_ordered(&mut self, index: u32, deadline: Tick, seq: u32) {
-        let store = if deadline < self.elapsed {
-            &mut self.overdue
-        } else {
-            &mut self.overflow
-        };
-        let removed = store.remove(&(deadline, seq));
+        let removed = self.overdue.remove(&(deadline, seq));
         debug_assert_eq!(removed, Some(index), "ordered store lost a timer");
     }
 }

@@ -28,7 +28,6 @@ impl<T> HierarchicalWheel<T> {
                 .filter(|e| stamped::is_live(&self.slab, e.index, e.seq))
                 .map(|e| e.index),
         );
-        out.extend(self.overflow.values().copied());
         out
     }
 
@@ -50,7 +49,6 @@ impl<T> HierarchicalWheel<T> {
         self.ready = Bucket::EMPTY;
         self.chunks.reset();
         self.overdue.clear();
-        self.overflow.clear();
     }
 
     /// Gives the pending timers seqs `0..n` in firing order and rebuilds every place (which

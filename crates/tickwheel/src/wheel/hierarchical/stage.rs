@@ -12,7 +12,7 @@
 //! before `base`); the slots that are now the earliest of their levels are staged in turn.
 //!
 //! When staging starts:
-//! - levels 4 and 5 (slots of 2^24 ticks and more): as soon as the slot is crowded and the
+//! - levels 4 to 10 (slots of 2^24 ticks and more): as soon as the slot is crowded and the
 //!   earliest of its level, by the push that crowds it;
 //! - lower levels, where I/O timeouts gather and mostly die before the cursor gets there: just
 //!   in time, [`lead`] ticks before `base` (`hint` is lowered so that a poll comes then), so
@@ -48,7 +48,7 @@
 //! | poll that finds nothing due | at most [`STAGE_STEP`] references carried, rounded up to a chunk |
 //! | poll that fires, push that takes a new chunk in a staged slot | one chunk, two chunks |
 //! | the cursor reaching a staged slot | what is left in its bucket (a chunk when the calls before kept up), and a swap of the bucket tables below its level |
-//! | memory | a 7,680 B bucket table per slot staged at once |
+//! | memory | a bucket table (see the wheel's cost table) per slot staged at once |
 
 use super::cascade::To;
 use super::level::slot_start;
