@@ -39,8 +39,8 @@
 //! | push, pop | O(1): one store or load in a hot chunk; a chunk taken from or given to the free list every 64 |
 //! | compact_some | O(chunks read, at most [`WINDOW`]): one slab read per reference, independent of each other |
 //! | front, last | O(1) |
-//! | grow | a new page every [`PAGE`] chunks (192 KiB, zeroed); nothing copied |
-//! | memory | 12 B per reference + under one 768 B chunk per non-empty slot, in pages of 192 KiB, + 8 B per chunk |
+//! | grow | a new page every [`PAGE`] chunks (12 KiB, zeroed); nothing copied |
+//! | memory | 12 B per reference + under one 768 B chunk per non-empty slot, in pages of 12 KiB, + 8 B per chunk |
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -162,9 +162,10 @@ impl Bucket {
     }
 }
 
-/// Chunks per page of the arena: 192 KiB of references. Growth adds a page and never copies
-/// the chunks already made, so no push pays for a copy of the arena.
-const PAGE: usize = 256;
+/// Chunks per page of the arena: 12 KiB of references. Growth adds a page and never copies
+/// the chunks already made, so no push pays for a copy of the arena; a page this small is
+/// zeroed in a few page faults, so the push that takes one stays short.
+const PAGE: usize = 16;
 
 /// A chunk's place in the lists: the next chunk in its bucket (or in the free list), or
 /// `NIL`; and how many times it was freed.
