@@ -26,7 +26,7 @@
 //! the order they hold, so a reference that would come down behind a later `seq` there goes
 //! to the [`overtaken`] store instead, and the fire of its tick merges the two by `seq`.
 //!
-//! A coarse slot that gathers more than [`STAGE_STEP`](stage::STAGE_STEP) references is
+//! A coarse slot that gathers more than [`CROWDED`](stage::CROWDED) references is
 //! cascaded ahead of the cursor, a bounded piece per call, into places kept apart until the
 //! cursor gets there ([`stage`]).
 //!
@@ -83,7 +83,7 @@
 //! call does at most: a nursery flush (1,024 placements), one compaction step (1,024
 //! references and 64 buckets), [`STAGE_STEP`](stage::STAGE_STEP) references staged (rounded up
 //! to a chunk) and a chunk left at a staged slot, and in a poll one uncrowded slot's cascade
-//! per level. No timer waits outside the levels, so this holds however far a deadline lies
+//! ([`CROWDED`](stage::CROWDED) references at most) per level. No timer waits outside the levels, so this holds however far a deadline lies
 //! and however far `now` jumps (`farther jump` and `span crossing` in the `worst_call`
 //! example). Three calls are not bounded:
 //! - a poll after a stall (polls did not come when `next_deadline` asked) that reaches a

@@ -1,7 +1,7 @@
 //! Staging: crowded coarse slots cascaded ahead of the cursor, a bounded piece per call, so
 //! that the poll that reaches one does not carry all of it down at once.
 //!
-//! A slot of level 1 or higher that holds more than [`STAGE_STEP`] references and is the
+//! A slot of level 1 or higher that holds more than [`CROWDED`] references and is the
 //! earliest of its level is *staged*: its bit in the wheel's `staged` words is set, and from
 //! then on its references are cascaded from the front of its bucket into a stage of its own
 //! (a bucket table placed for the cursor at the slot's first tick, `base`), while pushes go on
@@ -27,7 +27,7 @@
 //! be in (the slot's bucket, and its staged place) as homes.
 //!
 //! In `worst_call` at a million timers, one deadline and a far jump cost no call more than
-//! about 2,000 units of work; the wheel's module docs say which calls are not bounded.
+//! about 1,100 units of work; the wheel's module docs say which calls are not bounded.
 //!
 //! # Invariants
 //! - A staged slot is on level 1 or higher with first tick `base > elapsed`, and its
@@ -54,13 +54,22 @@ use super::cascade::To;
 use super::level::slot_start;
 use super::*;
 
-/// The most references one poll stages, and the crowding (references in one coarse slot) from
-/// which a slot is staged rather than cascaded at once.
+/// The most references one poll stages. At a million timers a staged reference costs up to
+/// a slab miss (a marked level-1 slot reads its entries), so 512 keeps a step near the cost
+/// of the machine's own interruptions (see `docs/bench-profile.md`).
 #[cfg(not(test))]
-pub(super) const STAGE_STEP: usize = 2_048;
+pub(super) const STAGE_STEP: usize = 512;
 /// Small in the unit tests, so that their random operation sequences stage slots often.
 #[cfg(test)]
 pub(super) const STAGE_STEP: usize = 16;
+
+/// The crowding (references in one coarse slot) from which a slot is staged rather than
+/// cascaded at once when the cursor gets there.
+#[cfg(not(test))]
+pub(super) const CROWDED: usize = 2_048;
+/// Small in the unit tests, and apart from [`STAGE_STEP`], so that both limits are met.
+#[cfg(test)]
+pub(super) const CROWDED: usize = 32;
 
 /// References a push that takes a new chunk in a staged slot stages: two chunks per chunk
 /// pushed, so a staged slot's own bucket shrinks while pushes go on.
@@ -279,7 +288,7 @@ impl<T> HierarchicalWheel<T> {
                 self.stage_some(i, PUSH_STEP);
                 self.note_work(start);
             }
-        } else if self.levels.bucket(level, slot).len() > STAGE_STEP {
+        } else if self.levels.bucket(level, slot).len() > CROWDED {
             if let Some((first, start)) = self.levels.first_of(level, self.elapsed) {
                 if first == slot {
                     self.begin_or_wait(level, slot, start);
@@ -334,9 +343,7 @@ impl<T> HierarchicalWheel<T> {
     fn begin_crowded(&mut self) {
         for level in 1..LEVELS {
             if let Some((slot, start)) = self.levels.first_of(level, self.elapsed) {
-                if !self.is_staged(level, slot)
-                    && self.levels.bucket(level, slot).len() > STAGE_STEP
-                {
+                if !self.is_staged(level, slot) && self.levels.bucket(level, slot).len() > CROWDED {
                     self.begin_or_wait(level, slot, start);
                 }
             }
