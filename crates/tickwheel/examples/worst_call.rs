@@ -141,11 +141,11 @@ fn one_deadline<X: Timer<u64> + FromOptions>() -> Worst {
     Worst::of(&t, calls, start)
 }
 
-fn far_jump<X: Timer<u64> + FromOptions>() -> Worst {
+/// 1,000,000 timers spread over `span` ticks, drained by polls at a `now` past all of them.
+fn jump<X: Timer<u64> + FromOptions>(span: Tick) -> Worst {
     let mut t = fresh::<X>();
     let mut calls = Calls::default();
     let start = Instant::now();
-    let span: Tick = 1 << 33;
     for i in 0..N {
         let d = 1 + (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % span);
         timed(&mut t, &mut calls, |t| t.insert(d, i)).unwrap();
@@ -155,18 +155,12 @@ fn far_jump<X: Timer<u64> + FromOptions>() -> Worst {
     Worst::of(&t, calls, start)
 }
 
+fn far_jump<X: Timer<u64> + FromOptions>() -> Worst {
+    jump::<X>(1 << 33)
+}
+
 fn farther_jump<X: Timer<u64> + FromOptions>() -> Worst {
-    let mut t = fresh::<X>();
-    let mut calls = Calls::default();
-    let start = Instant::now();
-    let span: Tick = 1 << 40;
-    for i in 0..N {
-        let d = 1 + (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % span);
-        timed(&mut t, &mut calls, |t| t.insert(d, i)).unwrap();
-    }
-    let fired = drain(&mut t, span + 1, &mut calls);
-    assert_eq!(fired, N);
-    Worst::of(&t, calls, start)
+    jump::<X>(1 << 40)
 }
 
 fn span_crossing<X: Timer<u64> + FromOptions>() -> Worst {
@@ -187,11 +181,20 @@ fn span_crossing<X: Timer<u64> + FromOptions>() -> Worst {
     Worst::of(&t, calls, start)
 }
 
-fn churn<X: Timer<u64> + FromOptions>() -> Worst {
+/// A churn case: 1,000,000 timers due up to `horizon` ticks out, then `ops` operations, each
+/// a cancel followed by an insert at a random deadline (or, for one in three with `resets`, a
+/// keep-alive reset), with a poll every `poll_every`.
+fn churn_with<X: Timer<u64> + FromOptions>(
+    seed: u64,
+    horizon: Tick,
+    ops: u64,
+    poll_every: u64,
+    resets: bool,
+) -> Worst {
     let mut t = fresh::<X>();
     let mut calls = Calls::default();
     let start = Instant::now();
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut x: u64 = seed;
     let mut rnd = move || {
         x ^= x << 13;
         x ^= x >> 7;
@@ -199,16 +202,21 @@ fn churn<X: Timer<u64> + FromOptions>() -> Worst {
         x
     };
     let mut keys: Vec<_> = (0..N)
-        .map(|i| timed(&mut t, &mut calls, |t| t.insert(1 + rnd() % 100_000, i)).unwrap())
+        .map(|i| timed(&mut t, &mut calls, |t| t.insert(1 + rnd() % horizon, i)).unwrap())
         .collect();
     let mut now = 0;
     let mut fired = 0;
-    for op in 0..4 * N {
+    for op in 0..ops {
         let i = (rnd() % N) as usize;
-        let deadline = now + 1 + rnd() % 100_000;
-        timed(&mut t, &mut calls, |t| t.cancel(keys[i]));
-        keys[i] = timed(&mut t, &mut calls, |t| t.insert(deadline, op)).unwrap();
-        if op % 100 == 0 {
+        let deadline = now + 1 + rnd() % horizon;
+        if resets && rnd() % 3 == 0 {
+            // A keep-alive refresh (a fired timer's key is stale: nothing happens).
+            let _ = timed(&mut t, &mut calls, |t| t.reset(keys[i], deadline));
+        } else {
+            timed(&mut t, &mut calls, |t| t.cancel(keys[i]));
+            keys[i] = timed(&mut t, &mut calls, |t| t.insert(deadline, op)).unwrap();
+        }
+        if op % poll_every == 0 {
             now += 1;
             fired += drain(&mut t, now, &mut calls);
         }
@@ -221,41 +229,12 @@ fn churn<X: Timer<u64> + FromOptions>() -> Worst {
     Worst::of(&t, calls, start)
 }
 
+fn churn<X: Timer<u64> + FromOptions>() -> Worst {
+    churn_with::<X>(0x9E37_79B9_7F4A_7C15, 100_000, 4 * N, 100, false)
+}
+
 fn io_churn<X: Timer<u64> + FromOptions>() -> Worst {
-    let mut t = fresh::<X>();
-    let mut calls = Calls::default();
-    let start = Instant::now();
-    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut rnd = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let mut keys: Vec<_> = (0..N)
-        .map(|i| timed(&mut t, &mut calls, |t| t.insert(1 + rnd() % 30_000, i)).unwrap())
-        .collect();
-    let mut now = 0;
-    let mut fired = 0;
-    for op in 0..6 * N {
-        let i = (rnd() % N) as usize;
-        let deadline = now + 1 + rnd() % 30_000;
-        if rnd() % 3 == 0 {
-            // A keep-alive refresh (a fired timer's key is stale: nothing happens).
-            let _ = timed(&mut t, &mut calls, |t| t.reset(keys[i], deadline));
-        } else {
-            timed(&mut t, &mut calls, |t| t.cancel(keys[i]));
-            keys[i] = timed(&mut t, &mut calls, |t| t.insert(deadline, op)).unwrap();
-        }
-        if op % 200 == 0 {
-            now += 1;
-            fired += drain(&mut t, now, &mut calls);
-        }
-    }
-    let s = t.stats();
-    assert_eq!(s.fired, fired);
-    assert_eq!(s.inserted, s.fired + s.cancelled + t.len() as u64);
-    Worst::of(&t, calls, start)
+    churn_with::<X>(0x2545_F491_4F6C_DD1D, 30_000, 6 * N, 200, true)
 }
 
 fn stall<X: Timer<u64> + FromOptions>() -> Worst {
