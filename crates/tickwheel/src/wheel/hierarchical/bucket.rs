@@ -53,9 +53,9 @@ use crate::stamped::Stamped;
 pub(crate) struct Ref {
     pub(crate) index: u32,
     pub(crate) seq: u32,
-    /// The low 32 bits of the timer's deadline. A timer below level [`FAR`](super::level::FAR) agrees with the
-    /// cursor on every bit from 30 up, so a cascade rebuilds its deadline from these without
-    /// reading the slab.
+    /// The low 32 bits of the timer's deadline. A timer below level
+    /// [`FAR`](super::level::FAR) agrees with the cursor on every bit from 30 up, so a cascade
+    /// rebuilds its deadline from these without reading the slab.
     pub(crate) low: u32,
 }
 

@@ -83,9 +83,9 @@
 //! call does at most: a nursery flush (1,024 placements), one compaction step (1,024
 //! references and 64 buckets), [`STAGE_STEP`](stage::STAGE_STEP) references staged (rounded up
 //! to a chunk) and a chunk left at a staged slot, and in a poll one uncrowded slot's cascade
-//! ([`CROWDED`](stage::CROWDED) references at most) per level. No timer waits outside the levels, so this holds however far a deadline lies
-//! and however far `now` jumps (`farther jump` and `span crossing` in the `worst_call`
-//! example). Three calls are not bounded:
+//! ([`CROWDED`](stage::CROWDED) references at most) per level. No timer waits outside the
+//! levels, so this holds however far a deadline lies and however far `now` jumps (`farther
+//! jump` and `span crossing` in the `worst_call` example). Three calls are not bounded:
 //! - a poll after a stall (polls did not come when `next_deadline` asked) that reaches a
 //!   crowded slot cascades it whole: the polls that would have staged it never came;
 //! - a poll reads every dead reference between the cursor and the next live timer; compaction

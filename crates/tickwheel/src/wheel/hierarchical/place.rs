@@ -19,7 +19,7 @@ impl<T> HierarchicalWheel<T> {
             }
             self.chunks.push(&mut self.ready, r);
         } else {
-            self.place_ordered(index, deadline, seq);
+            self.place_overdue(index, deadline, seq);
         }
     }
 
@@ -237,7 +237,7 @@ impl<T> HierarchicalWheel<T> {
     /// [`place`](Self::place) for a deadline behind the cursor.
     #[cold]
     #[inline(never)]
-    pub(super) fn place_ordered(&mut self, index: u32, deadline: Tick, seq: u32) {
+    pub(super) fn place_overdue(&mut self, index: u32, deadline: Tick, seq: u32) {
         self.overdue.insert((deadline, seq), index);
     }
 
@@ -246,15 +246,15 @@ impl<T> HierarchicalWheel<T> {
     #[inline(always)]
     pub(super) fn unplace(&mut self, index: u32, deadline: Tick, seq: u32) {
         if is_overdue(self.elapsed, deadline) {
-            self.unplace_ordered(index, deadline, seq);
+            self.unplace_overdue(index, deadline, seq);
         }
     }
 
     /// [`unplace`](Self::unplace) for a deadline behind the cursor.
     #[cold]
     #[inline(never)]
-    pub(super) fn unplace_ordered(&mut self, index: u32, deadline: Tick, seq: u32) {
+    pub(super) fn unplace_overdue(&mut self, index: u32, deadline: Tick, seq: u32) {
         let removed = self.overdue.remove(&(deadline, seq));
-        debug_assert_eq!(removed, Some(index), "ordered store lost a timer");
+        debug_assert_eq!(removed, Some(index), "overdue store lost a timer");
     }
 }

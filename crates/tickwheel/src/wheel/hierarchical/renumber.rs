@@ -52,7 +52,7 @@ impl<T> HierarchicalWheel<T> {
     }
 
     /// Gives the pending timers seqs `0..n` in firing order and rebuilds every place (which
-    /// drops every dead reference), once per 2^32 inserts and resets.
+    /// drops every dead reference), once per 2^31 inserts and resets.
     #[cold]
     pub(super) fn renumber(&mut self) {
         let start = self.work;
