@@ -183,12 +183,20 @@ impl<T> HierarchicalWheel<T> {
         if level > 0 && in_levels(base, home) {
             // The reference is the same `(index, seq, low)`, in the place of `home`.
             let slot = slot_for(home, level);
-            let levels = match to {
-                To::Main => &mut self.levels,
-                To::Stage(i) => self.stages[i].levels_mut(),
-            };
-            levels.push(&mut self.chunks, level, slot, r);
-            levels.mark_moved(level, slot);
+            match to {
+                To::Main => {
+                    let new_chunk = Chunks::push_needs_chunk(self.levels.bucket(level, slot));
+                    self.levels.push(&mut self.chunks, level, slot, r);
+                    self.levels.mark_moved(level, slot);
+                    if new_chunk {
+                        self.after_new_chunk(level, slot);
+                    }
+                }
+                To::Stage(i) => {
+                    self.stages[i].levels_mut().mark_moved(level, slot);
+                    self.push_to_stage(i, level, slot, r);
+                }
+            }
         } else {
             self.cascade_read(r, high, to);
         }

@@ -357,9 +357,10 @@ impl<T> HierarchicalWheel<T> {
                     chunks.compact_some(stage.ready_mut(), slab, after, max, true)
                 }
                 Some(stage) => {
+                    let staged = stage.is_staged(level, slot);
                     stage
                         .levels_mut()
-                        .compact_some(chunks, slab, (level, slot), after, max, false)
+                        .compact_some(chunks, slab, (level, slot), after, max, staged)
                 }
                 None => Compacted::DONE,
             },

@@ -93,16 +93,28 @@ impl<T> HierarchicalWheel<T> {
         }
         let high = self.elapsed & !u64::from(u32::MAX);
         for (stage, &overtaken) in self.stages.iter().zip(&stage_overtaken) {
+            let mut parent = (&self.levels, self.elapsed);
             if stage.is_active() {
                 let (l, s) = stage.slot();
-                assert!(self.is_staged(l, s), "a stage's slot is not marked staged");
+                match stage.parent() {
+                    None => assert!(self.is_staged(l, s), "a stage's slot is not marked staged"),
+                    Some(p) => {
+                        let ps = &self.stages[p];
+                        assert!(ps.is_active(), "a stage's parent is idle");
+                        assert!(ps.is_staged(l, s), "a stage's slot is not marked staged");
+                        parent = (ps.levels(), ps.base());
+                    }
+                }
+                let parent_id = stage.parent();
+                let holders = self.stages.iter().filter(|o| o.holds(parent_id, l, s));
+                assert_eq!(holders.count(), 1, "a staged slot has two stages");
             }
             // The stage's ready bucket, then its level-0 buckets.
             for bucket in stage.buckets().take(1 + SLOTS) {
                 self.check_increasing(bucket, "a staged level-0 bucket");
             }
             stage.check(
-                &self.levels,
+                parent,
                 overtaken,
                 self.elapsed,
                 self.hint,
@@ -116,6 +128,19 @@ impl<T> HierarchicalWheel<T> {
                     }
                 },
             );
+        }
+        for (l, s, _) in self.levels.buckets() {
+            let parents = core::iter::once(None).chain((0..self.stages.len()).map(Some));
+            for parent in parents {
+                let staged = match parent {
+                    None => self.is_staged(l, s),
+                    Some(p) => self.stages[p].is_staged(l, s),
+                };
+                if staged {
+                    let held = self.stages.iter().any(|o| o.holds(parent, l, s));
+                    assert!(held, "a staged slot has no stage");
+                }
+            }
         }
         assert!(
             self.nursery.len() <= self.nursery.capacity() && !self.nursery.is_full(),
@@ -222,7 +247,9 @@ impl<T> HierarchicalWheel<T> {
     /// The bucket table an overtaken reference due at `d` belongs to: the stage covering it
     /// (`None`: the wheel's own), with that table's cursor.
     pub(super) fn overtaken_table(&self, d: Tick) -> (Option<usize>, Tick) {
-        match self.stages.iter().position(|s| s.covers(d)) {
+        // The innermost stage: one staged in turn covers part of its parent's range.
+        let covering = (0..self.stages.len()).filter(|&i| self.stages[i].covers(d));
+        match covering.min_by_key(|&i| self.stages[i].slot().0) {
             Some(i) => (Some(i), self.stages[i].base()),
             None => (None, self.elapsed),
         }

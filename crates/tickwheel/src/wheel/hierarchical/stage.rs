@@ -75,6 +75,17 @@ pub(super) const CROWDED: usize = 32;
 /// pushed, so a staged slot's own bucket shrinks while pushes go on.
 pub(super) const PUSH_STEP: usize = 2 * CHUNK;
 
+/// The crowding from which a coarse slot is staged by the push that crowds it, whatever its
+/// level, whether it is the earliest of its level, and whether it is in the wheel's levels or
+/// a stage's (a stage's slot is then staged in turn). A poll after a stall, which no poll
+/// before staged anything for, then finds no slot holding more than about this many
+/// references to cascade at once.
+#[cfg(not(test))]
+pub(super) const EAGER: usize = 8_192;
+/// Small in the unit tests, so that their random operation sequences stage slots in turn.
+#[cfg(test)]
+pub(super) const EAGER: usize = 4_096;
+
 /// The first level whose crowded slots are staged as soon as they are the earliest of their
 /// level; below it, just in time (see the module docs).
 const EARLY_LEVEL: usize = 4;
@@ -90,6 +101,8 @@ const NONE: usize = usize::MAX;
 
 /// A staged slot and the places its references have moved to.
 pub(super) struct Stage {
+    /// The stage whose levels hold the staged slot, or [`NONE`] for the wheel's own.
+    parent: usize,
     /// The staged slot, or [`NONE`] for an idle stage kept for reuse.
     slot: usize,
     /// The staged slot's level.
@@ -100,23 +113,40 @@ pub(super) struct Stage {
     ready: Bucket,
     /// Staged references due after `base`, on the levels below `level`.
     levels: Levels,
+    /// Bit `s` of `staged[l]` is set iff slot `s` of level `l` of `levels` is staged in turn.
+    staged: [u64; LEVELS],
 }
 
 impl Stage {
     fn new() -> Self {
         Self {
+            parent: NONE,
             slot: NONE,
             level: 0,
             base: 0,
             ready: Bucket::EMPTY,
             levels: Levels::new(),
+            staged: [0; LEVELS],
         }
     }
 
-    /// Whether `slot` of `level` is the staged slot.
+    /// Whether `slot` of `level` in the levels of `parent` (`None`: the wheel's own) is the
+    /// staged slot.
     #[inline]
-    pub(super) fn holds(&self, level: usize, slot: usize) -> bool {
-        self.slot == slot && self.level == level
+    pub(super) fn holds(&self, parent: Option<usize>, level: usize, slot: usize) -> bool {
+        self.slot == slot && self.level == level && self.parent() == parent
+    }
+
+    /// The stage whose levels hold the staged slot (`None`: the wheel's own).
+    #[inline]
+    pub(super) fn parent(&self) -> Option<usize> {
+        (self.parent != NONE).then_some(self.parent)
+    }
+
+    /// Whether `slot` of `level` of this stage's levels is staged in turn.
+    #[inline]
+    pub(super) fn is_staged(&self, level: usize, slot: usize) -> bool {
+        self.staged[level] & (1 << slot) != 0
     }
 
     /// The staged slot: `(level, slot)`.
@@ -168,18 +198,21 @@ impl Stage {
 
     /// Forgets everything staged (the caller resets the arena).
     pub(super) fn clear(&mut self) {
+        self.parent = NONE;
         self.slot = NONE;
         self.ready = Bucket::EMPTY;
         self.levels.clear();
+        self.staged = [0; LEVELS];
     }
 
-    /// The checks of the module docs for the wheel's cursor at `elapsed`, its levels `main`
-    /// and its `hint`, with `overtaken` the level-0 slots the overtaken store holds entries
+    /// The checks of the module docs for the wheel's cursor at `elapsed`, the levels that hold
+    /// the staged slot (`parent`, placed for the cursor at `parent_base`), and the wheel's
+    /// `hint`, with `overtaken` the level-0 slots the overtaken store holds entries
     /// for; `live` lists a bucket's live references, `deadline` gives a live reference's
     /// deadline (its home for a timer moved in place) and whether it is moved.
     pub(super) fn check(
         &self,
-        main: &Levels,
+        (parent, parent_base): (&Levels, Tick),
         overtaken: u64,
         elapsed: Tick,
         hint: Tick,
@@ -195,9 +228,13 @@ impl Stage {
         }
         let (level, slot) = (self.level, self.slot);
         assert!((1..LEVELS).contains(&level), "staged slot on level {level}");
-        assert_eq!(self.base, slot_start(elapsed, level, slot), "staged base");
+        assert_eq!(
+            self.base,
+            slot_start(parent_base, level, slot),
+            "staged base"
+        );
         assert!(self.base > elapsed, "the cursor passed a staged slot");
-        assert!(main.is_marked(level, slot), "staged slot not occupied");
+        assert!(parent.is_marked(level, slot), "staged slot not occupied");
         for r in live(&self.ready) {
             let (d, moved) = deadline(&r);
             assert!(d == self.base && !moved, "staged ready holds {d}");
@@ -207,8 +244,12 @@ impl Stage {
             let held = l == 0 && overtaken & (1 << s) != 0;
             assert_eq!(
                 self.levels.is_marked(l, s),
-                !bucket.is_empty() || held,
+                !bucket.is_empty() || held || self.is_staged(l, s),
                 "staged occupancy bit of level {l} slot {s} is wrong"
+            );
+            assert!(
+                !self.is_staged(l, s) || (1..level).contains(&l),
+                "a stage's level {l} slot {s} is staged in turn"
             );
             let marks = self.levels.marks(l, s);
             for r in live(bucket) {
@@ -231,11 +272,19 @@ impl<T> HierarchicalWheel<T> {
         self.staged[level] & (1 << slot) != 0
     }
 
+    /// The levels that hold stage `i`'s slot: the wheel's own, or its parent stage's.
+    fn source(&self, i: usize) -> &Levels {
+        match self.stages[i].parent() {
+            None => &self.levels,
+            Some(p) => &self.stages[p].levels,
+        }
+    }
+
     /// References left to stage in stage `i`'s slot (0 for an idle stage).
     fn stage_left(&self, i: usize) -> usize {
         let s = &self.stages[i];
         if s.is_active() {
-            self.levels.bucket(s.level, s.slot).len()
+            self.source(i).bucket(s.level, s.slot).len()
         } else {
             0
         }
@@ -248,17 +297,34 @@ impl<T> HierarchicalWheel<T> {
             .min_by_key(|&i| self.stages[i].base)
     }
 
-    /// The index in `stages` of the stage of `slot` on `level` (which is staged).
-    fn stage_of(&self, level: usize, slot: usize) -> usize {
-        let found = self.stages.iter().position(|s| s.holds(level, slot));
+    /// The index in `stages` of the stage of `slot` on `level` (which is staged) in the levels
+    /// of `parent` (`None`: the wheel's own).
+    fn stage_of(&self, parent: Option<usize>, level: usize, slot: usize) -> usize {
+        let found = self
+            .stages
+            .iter()
+            .position(|s| s.holds(parent, level, slot));
         found.expect("a staged slot has its stage")
     }
 
-    /// Stages `slot` of `level` (1 or higher, occupied, not staged): from now on its bucket
-    /// is cascaded into a stage of its own, from the front.
-    fn begin_stage(&mut self, level: usize, slot: usize) {
-        debug_assert!(level > 0 && !self.is_staged(level, slot));
-        self.staged[level] |= 1 << slot;
+    /// Stages `slot` of `level` (1 or higher, occupied, not staged) in the levels of `parent`
+    /// (`None`: the wheel's own): from now on its bucket is cascaded into a stage of its own,
+    /// from the front.
+    fn begin_stage(&mut self, parent: Option<usize>, level: usize, slot: usize) {
+        debug_assert!(level > 0);
+        let parent_base = match parent {
+            None => {
+                debug_assert!(!self.is_staged(level, slot));
+                self.staged[level] |= 1 << slot;
+                self.elapsed
+            }
+            Some(p) => {
+                let ps = &mut self.stages[p];
+                debug_assert!(level < ps.level && !ps.is_staged(level, slot));
+                ps.staged[level] |= 1 << slot;
+                ps.base
+            }
+        };
         let i = match self.stages.iter().position(|s| !s.is_active()) {
             Some(i) => i,
             None => {
@@ -266,29 +332,35 @@ impl<T> HierarchicalWheel<T> {
                 self.stages.len() - 1
             }
         };
-        let base = slot_start(self.elapsed, level, slot);
+        let base = slot_start(parent_base, level, slot);
         // A poll at `base` swaps the stage in and then stages its crowded slots in turn.
         self.lower_hint(base);
         self.stage_pending = true;
         let s = &mut self.stages[i];
+        s.parent = parent.unwrap_or(NONE);
         s.slot = slot;
         s.level = level;
         s.base = base;
     }
 
     /// After a push that took a new chunk in `slot` of `level` (1 or higher): stages the slot
-    /// once it is crowded if it is the earliest of its level, and carries a staged slot's
-    /// bucket on by [`PUSH_STEP`]. Later slots wait: their timers may yet be cancelled, and a
-    /// cascade done early is wasted on them.
+    /// once it holds more than [`EAGER`], or once it is crowded if it is the earliest of its
+    /// level, and carries a staged slot's bucket on by [`PUSH_STEP`]. Other crowded slots
+    /// wait: their timers may yet be cancelled, and a cascade done early is wasted on them.
     pub(super) fn after_new_chunk(&mut self, level: usize, slot: usize) {
         if self.is_staged(level, slot) {
             if !self.staging {
                 let start = self.work;
-                let i = self.stage_of(level, slot);
+                let i = self.stage_of(None, level, slot);
                 self.stage_some(i, PUSH_STEP);
                 self.note_work(start);
             }
-        } else if self.levels.bucket(level, slot).len() > CROWDED {
+            return;
+        }
+        let len = self.levels.bucket(level, slot).len();
+        if len > EAGER {
+            self.begin_stage(None, level, slot);
+        } else if len > CROWDED {
             if let Some((first, start)) = self.levels.first_of(level, self.elapsed) {
                 if first == slot {
                     self.begin_or_wait(level, slot, start);
@@ -297,12 +369,24 @@ impl<T> HierarchicalWheel<T> {
         }
     }
 
+    /// After a staging push that took a new chunk in `slot` of `level` (1 or higher) of stage
+    /// `i`'s levels: carries that slot on by a chunk if it is staged in turn, so that its
+    /// bucket does not grow, or stages it once it holds more than [`EAGER`].
+    fn after_staged_chunk(&mut self, i: usize, level: usize, slot: usize) {
+        if self.stages[i].is_staged(level, slot) {
+            let j = self.stage_of(Some(i), level, slot);
+            self.stage_some(j, CHUNK);
+        } else if self.stages[i].levels.bucket(level, slot).len() > EAGER {
+            self.begin_stage(Some(i), level, slot);
+        }
+    }
+
     /// Stages the crowded `slot` of `level`, starting at `start`, now if its level is staged
     /// early or its [`lead`] has come; otherwise lowers `hint` so that a poll comes then.
     fn begin_or_wait(&mut self, level: usize, slot: usize, start: Tick) {
         let lead = lead(self.levels.bucket(level, slot).len());
         if level >= EARLY_LEVEL || start - self.elapsed <= lead {
-            self.begin_stage(level, slot);
+            self.begin_stage(None, level, slot);
         } else {
             self.lower_hint(start - lead);
         }
@@ -322,10 +406,10 @@ impl<T> HierarchicalWheel<T> {
         slot: usize,
     ) -> Result<(), StaleKeyError> {
         let old = self.slab.at(key.index).deadline();
-        let i = self.stage_of(level, slot);
+        let i = self.stage_of(None, level, slot);
         let base = self.stages[i].base;
         let l = level_for(base, old);
-        if old == base || l == 0 {
+        if old == base || l == 0 || self.stages[i].is_staged(l, slot_for(old, l)) {
             return self.reset_anywhere(key, deadline);
         }
         self.stages[i].levels.mark_moved(l, slot_for(old, l));
@@ -391,19 +475,25 @@ impl<T> HierarchicalWheel<T> {
 
     /// [`stage_some`](Self::stage_some) down to `keep` references left in the slot.
     fn stage_from(&mut self, i: usize, n: usize, keep: usize) -> usize {
-        let (level, slot) = (self.stages[i].level, self.stages[i].slot);
+        let (parent, level, slot) = (
+            self.stages[i].parent(),
+            self.stages[i].level,
+            self.stages[i].slot,
+        );
         let was = core::mem::replace(&mut self.staging, true);
         let mut done = 0;
         let mut batch = [Ref::default(); CHUNK];
-        while done < n && self.levels.bucket(level, slot).len() > keep {
-            let k = self
-                .levels
-                .take_chunk(&mut self.chunks, level, slot, &mut batch);
+        while done < n && self.source(i).bucket(level, slot).len() > keep {
+            let source = match parent {
+                None => &mut self.levels,
+                Some(p) => &mut self.stages[p].levels,
+            };
+            let k = source.take_chunk(&mut self.chunks, level, slot, &mut batch);
             if k == 0 {
                 break;
             }
             // Read each time: a reset may have marked the slot moved meanwhile.
-            let marks = self.levels.marks(level, slot);
+            let marks = self.source(i).marks(level, slot);
             self.cascade_batch(&batch[..k], level, marks, To::Stage(i));
             done += k;
         }
@@ -431,7 +521,19 @@ impl<T> HierarchicalWheel<T> {
             self.overtake(index, deadline, seq);
             self.stages[i].levels.mark_occupied(0, slot);
         } else {
-            self.stages[i].levels.push(&mut self.chunks, l, slot, r);
+            self.push_to_stage(i, l, slot, r);
+        }
+    }
+
+    /// Pushes `r` into `slot` of `level` of stage `i`'s levels, and carries that slot on or
+    /// stages it if the push took a new chunk there (see
+    /// [`after_staged_chunk`](Self::after_staged_chunk)).
+    pub(super) fn push_to_stage(&mut self, i: usize, level: usize, slot: usize, r: Ref) {
+        let levels = &mut self.stages[i].levels;
+        let new_chunk = level > 0 && Chunks::push_needs_chunk(levels.bucket(level, slot));
+        levels.push(&mut self.chunks, level, slot, r);
+        if new_chunk {
+            self.after_staged_chunk(i, level, slot);
         }
     }
 
@@ -446,7 +548,7 @@ impl<T> HierarchicalWheel<T> {
     /// The cursor reached the staged `slot` of `level`: cascades what is left in its bucket,
     /// then swaps its staged levels in (the wheel's own below `level` are empty).
     pub(super) fn finish_stage(&mut self, level: usize, slot: usize) {
-        let i = self.stage_of(level, slot);
+        let i = self.stage_of(None, level, slot);
         // The wheel's slots below `level` and its ready bucket swap with the stage's.
         self.pass.bucket_moves(|table, l, _| {
             table == i + 1 || (table == 0 && (l < level || l == LEVELS))
@@ -457,10 +559,15 @@ impl<T> HierarchicalWheel<T> {
         debug_assert!(self.ready.is_empty(), "advance_to empties the ready bucket");
         let s = &mut self.stages[i];
         self.levels.swap_below(&mut s.levels, level);
+        self.staged[..level].swap_with_slice(&mut s.staged[..level]);
         self.work += level as u64;
         self.ready = core::mem::replace(&mut s.ready, Bucket::EMPTY);
         s.slot = NONE;
         self.staged[level] &= !(1 << slot);
+        // The stages of its slots that were staged in turn now stage the wheel's own slots.
+        for s in self.stages.iter_mut().filter(|s| s.parent == i) {
+            s.parent = NONE;
+        }
         // The swapped-in slots may be crowded, and a slot further on is now the earliest of
         // its level.
         self.begin_crowded();

@@ -4,7 +4,7 @@
 use super::bucket::WINDOW;
 use super::compact::STEP_VISITS;
 use super::nursery::BATCH;
-use super::stage::{CROWDED, PUSH_STEP, STAGE_STEP};
+use super::stage::{CROWDED, EAGER, PUSH_STEP, STAGE_STEP};
 use super::*;
 
 /// Fires shrink the pending count without a cancel or reset. A mass expiry leaves the
@@ -791,4 +791,97 @@ fn a_jump_across_many_spans_costs_no_call_more_than_the_bound() {
     wheel.check_invariants();
     let max = wheel.stats().max_call_work;
     assert!(max <= POLLED_BOUND, "one call did {max} units of work");
+}
+
+/// The most work of a poll that no poll before prepared for: a slot's cascade per level the
+/// poll comes down through (a slot holds at most [`EAGER`] references and a chunk before it
+/// is staged, and a staged one at most that and two chunks more), plus [`POLLED_BOUND`].
+const STALLED_BOUND: u64 = POLLED_BOUND + (LEVELS * (EAGER + 2 * CHUNK)) as u64;
+
+/// Drains `wheel` by polls at `now` only, checking the order; returns how many fired.
+fn drain_at(wheel: &mut HierarchicalWheel<u64>, now: Tick) -> usize {
+    let mut last = 0;
+    let mut fired = 0;
+    while let Some(e) = wheel.poll(now) {
+        assert!(e.deadline <= now, "early");
+        assert!(e.deadline >= last, "out of order");
+        last = e.deadline;
+        fired += 1;
+        if fired % 1_000 == 0 {
+            wheel.check_invariants();
+        }
+    }
+    fired
+}
+
+/// A loop that sleeps through every wake-up `next_deadline` asks for and polls only when
+/// 20,000 timers at one tick of level 2 are due finds their slot staged by the inserts, and
+/// that slot's crowded part staged in turn: no call carries them all down at once.
+#[test]
+fn a_poll_after_a_stall_finds_a_crowded_slot_staged_by_its_pushes() {
+    let mut wheel = HierarchicalWheel::new();
+    let at: Tick = 60_000;
+    for i in 0..20_000u64 {
+        wheel.insert(at, i).unwrap();
+    }
+    wheel.check_invariants();
+    let staged_in_turn = wheel.stages.iter().any(|s| s.parent().is_some());
+    assert!(staged_in_turn, "no stage's slot was staged in turn");
+    let mut fifo = Vec::new();
+    while let Some(e) = wheel.poll(at) {
+        assert_eq!(e.deadline, at);
+        fifo.push(e.payload);
+    }
+    assert_eq!(fifo, (0..20_000).collect::<Vec<_>>(), "first-in first-out");
+    wheel.check_invariants();
+    let max = wheel.stats().max_call_work;
+    assert!(max <= STALLED_BOUND, "one call did {max} units of work");
+}
+
+/// The same for 60,000 timers: a fifth spread over each of four spans (slots of levels 1 to
+/// 4) and a fifth within ten ticks of `2^20 + 100,000` (a level-3 slot, staged, whose level-2 and
+/// level-1 slots are staged in turn), some of them reset later in place and some cancelled,
+/// drained by one far jump.
+#[test]
+fn a_far_jump_after_a_stall_costs_no_call_more_than_the_bound() {
+    let mut wheel = HierarchicalWheel::new();
+    let mut keys = Vec::new();
+    for i in 0..60_000u64 {
+        let r = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let at = match i % 5 {
+            4 => (1 << 20) + 100_000 + r % 10,
+            k => 1 + r % [1 << 8, 1 << 13, 1 << 19, 1 << 25][k as usize],
+        };
+        keys.push(wheel.insert(at, i).unwrap());
+    }
+    let depth = |w: &HierarchicalWheel<u64>| {
+        let parent = |i: usize| w.stages[i].parent();
+        (0..w.stages.len())
+            .map(|i| core::iter::successors(Some(i), |&j| parent(j)).count())
+            .max()
+    };
+    assert_eq!(depth(&wheel), Some(3), "slots staged in turn, twice");
+    let mut fired_early = 0;
+    let mut cancelled = 0;
+    for (n, &key) in keys.iter().enumerate() {
+        // A timer due by tick 100 may have fired in the drain at that tick.
+        if let Some(d) = wheel.deadline(key) {
+            match n % 5 {
+                0 => cancelled += usize::from(wheel.cancel(key).is_some()),
+                1 => wheel.reset(key, d + 3_000).unwrap(),
+                _ => {}
+            }
+        }
+        if n == 15_000 {
+            fired_early = drain_at(&mut wheel, 100);
+        }
+        if n % 5_000 == 0 {
+            wheel.check_invariants();
+        }
+    }
+    let fired = fired_early + drain_at(&mut wheel, 1 << 26);
+    assert_eq!(fired + cancelled, 60_000);
+    assert!(wheel.is_empty());
+    let max = wheel.stats().max_call_work;
+    assert!(max <= STALLED_BOUND, "one call did {max} units of work");
 }
