@@ -19,9 +19,8 @@
 //! - **cancelled ahead**: 1,000,000 timers due at one tick, the first 500,000 cancelled, then
 //!   polled every tick up to it.
 //!
-//! The hierarchical wheel bounds no call in the last two: a poll after a stall cascades a
-//! crowded slot whole, and a poll reads every dead reference ahead of the next live timer
-//! (see its module docs).
+//! The hierarchical wheel bounds no call in the last: a poll reads every dead reference ahead
+//! of the next live timer (see its module docs).
 //!
 //! ```sh
 //! cargo run --release -p tickwheel --example worst_call

@@ -16,9 +16,10 @@
 //!    did is counted ([`Stats::max_call_work`]); each design's cost table says how large a
 //!    single call can get. The hashed wheel bounds every call
 //!    ([`HashedWheel::max_call_work_bound`](crate::HashedWheel::max_call_work_bound)); the
-//!    hierarchical wheel bounds a call only while polls come when `next_deadline` asks, and
-//!    not a poll that reads dead references ahead of the next live timer, nor its renumbering
-//!    once per 2^31 inserts and resets (its module docs give the bound).
+//!    hierarchical wheel bounds a call while polls come when `next_deadline` asks, and after a
+//!    stall up to the slots that were then the earliest of their levels; not a poll that reads
+//!    dead references ahead of the next live timer, nor its renumbering once per 2^31 inserts
+//!    and resets (its module docs give the bound).
 //! 7. **Next deadline.** `next_deadline()` is never later than the earliest pending deadline.
 //! 8. **Any deadline.** Past deadlines fire at the next poll; `u64::MAX` is accepted.
 //! 9. **Bounded when asked.** With a capacity, an insert beyond it is refused with the payload.

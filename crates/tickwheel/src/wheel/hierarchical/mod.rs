@@ -75,7 +75,7 @@
 //! | poll per fired timer | O(1) amortised: each timer cascades at most once per level above its own (5 times within 2^36 ticks); dead references are skipped once; a marked level-1 slot reads one entry per reference (coarser marked slots carry theirs down unread); a reference overtaken on the way to level 0 costs a binary-heap push and pop (O(log k)) |
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
-//! | worst single call ([`Stats::max_call_work`]) | bounded while polls come when `next_deadline` asks, with the exceptions below |
+//! | worst single call ([`Stats::max_call_work`]) | bounded while polls come when `next_deadline` asks, and after a stall up to the slots that were the earliest of their levels, with the exceptions below |
 //! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 4× under churn: a pass starts above 3× and reads four chunks per chunk pushes take) + the slab's `Vec` growth; 14,080 B of buckets (704 of 20 B) and an 8 KiB nursery per wheel, another 14,080 B per slot staged at once, and 16 B per overtaken reference until its tick (room for an eighth of `preallocate` is reserved, so that a herd does not make one call copy the store) |
 //!
 //! # The worst single call
@@ -85,14 +85,22 @@
 //! to a chunk) and a chunk left at a staged slot, and in a poll one uncrowded slot's cascade
 //! ([`CROWDED`](stage::CROWDED) references at most) per level. No timer waits outside the
 //! levels, so this holds however far a deadline lies and however far `now` jumps (`farther
-//! jump` and `span crossing` in the `worst_call` example). Three calls are not bounded:
-//! - a poll after a stall (polls did not come when `next_deadline` asked) that reaches a
-//!   crowded slot cascades it whole: the polls that would have staged it never came;
-//! - a poll reads every dead reference between the cursor and the next live timer; compaction
-//!   keeps the dead under three times the pending timers, not away from the cursor;
-//! - renumbering, once per 2^31 inserts and resets, rebuilds every place.
+//! jump` and `span crossing` in the `worst_call` example).
 //!
-//! The `worst_call` example measures the first two (`stall`, `cancelled ahead`).
+//! A poll after a stall (polls did not come when `next_deadline` asked, so none staged the
+//! slots ahead) that reaches the slots that were the earliest of their levels when the stall
+//! began cascades, per level it comes down through, at most [`EAGER`](stage::EAGER)
+//! references and two chunks more: past that, such a slot is staged by its own pushes
+//! (`stall` in `worst_call`).
+//!
+//! Three calls are not bounded:
+//! - a poll after a stall that reaches a crowded slot which became the earliest of its level
+//!   during the stall: the fires before it staged a chunk of it each, and what is left
+//!   cascades at once;
+//! - a poll reads every dead reference between the cursor and the next live timer; compaction
+//!   keeps the dead under three times the pending timers, not away from the cursor
+//!   (`cancelled ahead` in `worst_call`);
+//! - renumbering, once per 2^31 inserts and resets, rebuilds every place.
 //!
 //! Follows tokio's time driver (64 slots per level at 1 ms, level from the highest differing
 //! bits; tokio stops at 6 levels and files later deadlines in its top level) and Varghese &

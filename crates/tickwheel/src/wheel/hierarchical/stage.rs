@@ -2,16 +2,25 @@
 //! that the poll that reaches one does not carry all of it down at once.
 //!
 //! A slot of level 1 or higher that holds more than [`CROWDED`] references and is the
-//! earliest of its level is *staged*: its bit in the wheel's `staged` words is set, and from
-//! then on its references are cascaded from the front of its bucket into a stage of its own
-//! (a bucket table placed for the cursor at the slot's first tick, `base`), while pushes go on
-//! filling the bucket's back. Every staging step leaves the bucket's last chunk in place, so
-//! pushes keep their fast path. When the cursor reaches the slot, what is left cascades (at
-//! most a chunk, when the calls before kept up) and the stage's levels below the slot's level
-//! are swapped in for the wheel's own, which are empty then (all of their timers were due
-//! before `base`); the slots that are now the earliest of their levels are staged in turn.
+//! earliest of its level is *staged*: its bit in the `staged` words of the levels that hold
+//! it is set, and from then on its
+//! references are cascaded from the front of its bucket into a stage of its own (a bucket
+//! table placed for the cursor at the slot's first tick, `base`), while pushes go on filling
+//! the bucket's back. Every staging step leaves the bucket's last chunk in place, so pushes
+//! keep their fast path. When the cursor reaches the slot, what is left cascades (at most a
+//! chunk, when the calls before kept up) and the stage's levels below the slot's level are
+//! swapped in for the wheel's own, which are empty then (all of their timers were due before
+//! `base`); the slots that are now the earliest of their levels are staged in turn.
+//!
+//! A stage's own slot that is the earliest of its level there and grows past [`EAGER`] is
+//! staged in turn, into a stage whose *parent* is that stage; when the parent is swapped in,
+//! its child stages the wheel's slot. Chains are at most ten stages long, each a level lower
+//! than its parent.
 //!
 //! When staging starts:
+//! - past [`EAGER`] references, at any level and in any bucket table: at once, by the push
+//!   that crowds the slot, so that a poll after a stall (no poll came when `next_deadline`
+//!   asked, and none staged anything) finds the earliest slot of each level staged;
 //! - levels 4 to 10 (slots of 2^24 ticks and more): as soon as the slot is crowded and the
 //!   earliest of its level, by the push that crowds it;
 //! - lower levels, where I/O timeouts gather and mostly die before the cursor gets there: just
@@ -20,22 +29,28 @@
 //!
 //! What carries a staged slot on: every poll that gets past the idle check and finds nothing
 //! due ([`STAGE_STEP`], earliest stage first, `hint` kept at `now` while a stage has more than
-//! that left), every poll that fires (a chunk), and every push that takes a new chunk in the
-//! slot (two chunks), so the bucket shrinks while pushes go on.
+//! that left), every poll that fires (a chunk), every push that takes a new chunk in a slot
+//! of the wheel's levels (two chunks), so the bucket shrinks while pushes go on, and every
+//! push that takes a new chunk in a slot staged in turn (a chunk, so that a staging step does
+//! not set off a growing cascade of steps down the chain; such a bucket stops growing).
 //!
 //! A reset that moves a timer in place from a staged slot marks both places its reference may
-//! be in (the slot's bucket, and its staged place) as homes.
+//! be in (the slot's bucket, and its staged place) as homes; where the staged place is a slot
+//! staged in turn, the timer takes the general path instead.
 //!
 //! In `worst_call` at a million timers the most work in one call runs from 513 units (one
-//! deadline) to 6,403 (the herd); the wheel's module docs say which calls are not bounded.
+//! deadline) to 8,394 (the stall); the wheel's module docs say which calls are not bounded.
 //!
 //! # Invariants
 //! - A staged slot is on level 1 or higher with first tick `base > elapsed`, and its
-//!   occupancy bit is set.
+//!   occupancy bit is set. It is in the wheel's levels, or in its parent stage's on a level
+//!   below the parent's (and then `base` is the slot's first tick for the cursor at the
+//!   parent's `base`). Every staged bit has exactly one stage, and every stage its bit.
 //! - Every live reference to a timer due in the slot's `64^level` ticks from `base` (for a
 //!   timer moved in place, every home there) is in the slot's own bucket, in `ready` (due at
 //!   `base`) or in the stage's level slot of its deadline for the cursor at `base`, on a level
-//!   below the slot's; nothing else is staged.
+//!   below the slot's (where that slot is staged in turn, the same holds for it); nothing
+//!   else is staged.
 //! - References still in the slot's bucket were pushed after every staged reference to an
 //!   equal deadline, or were overtaken when they came down (then they go to the overtaken
 //!   store, as on the wheel's own level 0). A staged slot stays occupied even when its bucket
@@ -47,6 +62,7 @@
 //! |---|---|
 //! | poll that finds nothing due | at most [`STAGE_STEP`] references carried, rounded up to a chunk |
 //! | poll that fires, push that takes a new chunk in a staged slot | one chunk, two chunks |
+//! | push that takes a new chunk in a slot staged in turn | one chunk, and so on down its chain (at most ten) |
 //! | the cursor reaching a staged slot | what is left in its bucket (a chunk when the calls before kept up), and a swap of the bucket tables below its level |
 //! | memory | a bucket table (see the wheel's cost table) per slot staged at once |
 
@@ -75,11 +91,12 @@ pub(super) const CROWDED: usize = 32;
 /// pushed, so a staged slot's own bucket shrinks while pushes go on.
 pub(super) const PUSH_STEP: usize = 2 * CHUNK;
 
-/// The crowding from which a coarse slot is staged by the push that crowds it, whatever its
-/// level, whether it is the earliest of its level, and whether it is in the wheel's levels or
-/// a stage's (a stage's slot is then staged in turn). A poll after a stall, which no poll
-/// before staged anything for, then finds no slot holding more than about this many
-/// references to cascade at once.
+/// The crowding from which the earliest slot of a level is staged by the push that crowds
+/// it, whatever its level, and in a stage's levels as in the wheel's (a stage's slot is then
+/// staged in turn). A poll after a stall, which no poll before staged anything for, then
+/// finds no such slot holding more than about this many references to cascade at once.
+/// Staging every slot past it instead, not only the earliest, doubled the instructions of
+/// `churn_random` at 100k timers (`docs/bench-profile.md`).
 #[cfg(not(test))]
 pub(super) const EAGER: usize = 8_192;
 /// Small in the unit tests, so that their random operation sequences stage slots in turn.
@@ -344,9 +361,10 @@ impl<T> HierarchicalWheel<T> {
     }
 
     /// After a push that took a new chunk in `slot` of `level` (1 or higher): stages the slot
-    /// once it holds more than [`EAGER`], or once it is crowded if it is the earliest of its
-    /// level, and carries a staged slot's bucket on by [`PUSH_STEP`]. Other crowded slots
-    /// wait: their timers may yet be cancelled, and a cascade done early is wasted on them.
+    /// once it is crowded if it is the earliest of its level (see
+    /// [`begin_or_wait`](Self::begin_or_wait) for when), and carries a staged slot's bucket on
+    /// by [`PUSH_STEP`]. Later slots wait until they are the earliest: their timers may yet be
+    /// cancelled, and a cascade done early is wasted on them.
     pub(super) fn after_new_chunk(&mut self, level: usize, slot: usize) {
         if self.is_staged(level, slot) {
             if !self.staging {
@@ -357,10 +375,7 @@ impl<T> HierarchicalWheel<T> {
             }
             return;
         }
-        let len = self.levels.bucket(level, slot).len();
-        if len > EAGER {
-            self.begin_stage(None, level, slot);
-        } else if len > CROWDED {
+        if self.levels.bucket(level, slot).len() > CROWDED {
             if let Some((first, start)) = self.levels.first_of(level, self.elapsed) {
                 if first == slot {
                     self.begin_or_wait(level, slot, start);
@@ -371,24 +386,32 @@ impl<T> HierarchicalWheel<T> {
 
     /// After a staging push that took a new chunk in `slot` of `level` (1 or higher) of stage
     /// `i`'s levels: carries that slot on by a chunk if it is staged in turn, so that its
-    /// bucket does not grow, or stages it once it holds more than [`EAGER`].
+    /// bucket does not grow, or stages it once it holds more than [`EAGER`] if it is the
+    /// earliest of its level there.
     fn after_staged_chunk(&mut self, i: usize, level: usize, slot: usize) {
         if self.stages[i].is_staged(level, slot) {
             let j = self.stage_of(Some(i), level, slot);
             self.stage_some(j, CHUNK);
         } else if self.stages[i].levels.bucket(level, slot).len() > EAGER {
-            self.begin_stage(Some(i), level, slot);
+            let s = &self.stages[i];
+            if s.levels
+                .first_of(level, s.base)
+                .is_some_and(|(first, _)| first == slot)
+            {
+                self.begin_stage(Some(i), level, slot);
+            }
         }
     }
 
-    /// Stages the crowded `slot` of `level`, starting at `start`, now if its level is staged
-    /// early or its [`lead`] has come; otherwise lowers `hint` so that a poll comes then.
+    /// Stages the crowded `slot` of `level` (the earliest of its level), starting at `start`,
+    /// now if its level is staged early, it holds more than [`EAGER`] or its [`lead`] has come;
+    /// otherwise lowers `hint` so that a poll comes then.
     fn begin_or_wait(&mut self, level: usize, slot: usize, start: Tick) {
-        let lead = lead(self.levels.bucket(level, slot).len());
-        if level >= EARLY_LEVEL || start - self.elapsed <= lead {
+        let len = self.levels.bucket(level, slot).len();
+        if level >= EARLY_LEVEL || len > EAGER || start - self.elapsed <= lead(len) {
             self.begin_stage(None, level, slot);
         } else {
-            self.lower_hint(start - lead);
+            self.lower_hint(start - lead(len));
         }
     }
 

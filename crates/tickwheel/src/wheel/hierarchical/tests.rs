@@ -793,9 +793,11 @@ fn a_jump_across_many_spans_costs_no_call_more_than_the_bound() {
     assert!(max <= POLLED_BOUND, "one call did {max} units of work");
 }
 
-/// The most work of a poll that no poll before prepared for: a slot's cascade per level the
-/// poll comes down through (a slot holds at most [`EAGER`] references and a chunk before it
-/// is staged, and a staged one at most that and two chunks more), plus [`POLLED_BOUND`].
+/// The most work of a poll that no poll before prepared for, reaching slots that were the
+/// earliest of their levels (or held no more than [`EAGER`] references): a slot's cascade per
+/// level the poll comes down through (such a slot holds at most [`EAGER`] references and a
+/// chunk before it is staged, and a staged one at most that and two chunks more), plus
+/// [`POLLED_BOUND`].
 const STALLED_BOUND: u64 = POLLED_BOUND + (LEVELS * (EAGER + 2 * CHUNK)) as u64;
 
 /// Drains `wheel` by polls at `now` only, checking the order; returns how many fired.
@@ -839,9 +841,10 @@ fn a_poll_after_a_stall_finds_a_crowded_slot_staged_by_its_pushes() {
 }
 
 /// The same for 60,000 timers: a fifth spread over each of four spans (slots of levels 1 to
-/// 4) and a fifth within ten ticks of `2^20 + 100,000` (a level-3 slot, staged, whose level-2 and
-/// level-1 slots are staged in turn), some of them reset later in place and some cancelled,
-/// drained by one far jump.
+/// 4) and a fifth within ten ticks of `2^18 + 4,160`, in the earliest level-3 slot, whose
+/// earliest level-2 and level-1 slots are staged in turn (every other slot past [`EAGER`]
+/// references is the earliest of its level too), some of them reset later in place and some
+/// cancelled, drained by one far jump.
 #[test]
 fn a_far_jump_after_a_stall_costs_no_call_more_than_the_bound() {
     let mut wheel = HierarchicalWheel::new();
@@ -849,7 +852,7 @@ fn a_far_jump_after_a_stall_costs_no_call_more_than_the_bound() {
     for i in 0..60_000u64 {
         let r = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let at = match i % 5 {
-            4 => (1 << 20) + 100_000 + r % 10,
+            4 => (1 << 18) + 4_096 + 64 + r % 10,
             k => 1 + r % [1 << 8, 1 << 13, 1 << 19, 1 << 25][k as usize],
         };
         keys.push(wheel.insert(at, i).unwrap());
