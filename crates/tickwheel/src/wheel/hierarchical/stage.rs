@@ -166,6 +166,11 @@ impl Stage {
         self.staged[level] & (1 << slot) != 0
     }
 
+    /// The staged bits of this stage's levels, one word per level.
+    pub(super) fn staged(&self) -> &[u64; LEVELS] {
+        &self.staged
+    }
+
     /// The staged slot: `(level, slot)`.
     pub(super) fn slot(&self) -> (usize, usize) {
         (self.level, self.slot)
@@ -295,6 +300,15 @@ impl<T> HierarchicalWheel<T> {
             None => &self.levels,
             Some(p) => &self.stages[p].levels,
         }
+    }
+
+    /// [`source`](Self::source), to take from, beside the arena.
+    fn source_mut(&mut self, i: usize) -> (&mut Levels, &mut Chunks) {
+        let levels = match self.stages[i].parent() {
+            None => &mut self.levels,
+            Some(p) => &mut self.stages[p].levels,
+        };
+        (levels, &mut self.chunks)
     }
 
     /// References left to stage in stage `i`'s slot (0 for an idle stage).
@@ -498,20 +512,13 @@ impl<T> HierarchicalWheel<T> {
 
     /// [`stage_some`](Self::stage_some) down to `keep` references left in the slot.
     fn stage_from(&mut self, i: usize, n: usize, keep: usize) -> usize {
-        let (parent, level, slot) = (
-            self.stages[i].parent(),
-            self.stages[i].level,
-            self.stages[i].slot,
-        );
+        let (level, slot) = (self.stages[i].level, self.stages[i].slot);
         let was = core::mem::replace(&mut self.staging, true);
         let mut done = 0;
         let mut batch = [Ref::default(); CHUNK];
         while done < n && self.source(i).bucket(level, slot).len() > keep {
-            let source = match parent {
-                None => &mut self.levels,
-                Some(p) => &mut self.stages[p].levels,
-            };
-            let k = source.take_chunk(&mut self.chunks, level, slot, &mut batch);
+            let (source, chunks) = self.source_mut(i);
+            let k = source.take_chunk(chunks, level, slot, &mut batch);
             if k == 0 {
                 break;
             }
