@@ -55,6 +55,7 @@ impl<T> HierarchicalWheel<T> {
             return;
         }
         let mut batch = [Ref::default(); CHUNK];
+        let was = core::mem::replace(&mut self.busy, true);
         loop {
             let n = self.chunks.take_chunk(&mut bucket, &mut batch);
             if n == 0 {
@@ -62,6 +63,9 @@ impl<T> HierarchicalWheel<T> {
             }
             self.cascade_batch(&batch[..n], level, marks, To::Main);
         }
+        self.busy = was;
+        // The cursor entered a new slot of this level: the next one may be crowded.
+        self.begin_crowded();
     }
 
     /// Cascades `batch` (up to a chunk of references), taken from a slot of `level` with
@@ -83,7 +87,7 @@ impl<T> HierarchicalWheel<T> {
         );
         let read = marks.moved && level == 1;
         let high = self.base(to) & !u64::from(u32::MAX);
-        if read {
+        if read || far {
             self.warm(batch);
         }
         for &r in batch {

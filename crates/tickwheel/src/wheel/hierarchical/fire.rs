@@ -132,6 +132,7 @@ impl<T> HierarchicalWheel<T> {
     #[inline(always)]
     fn sweep(&mut self) -> Option<Expired<T>> {
         let now = self.now;
+        let start = self.work;
         if self.nursery.min() <= now {
             // The cursor could reach a placement not pushed yet: push them all. Otherwise they
             // wait, which neither hides a due timer nor misplaces one (see `nursery`).
@@ -155,12 +156,14 @@ impl<T> HierarchicalWheel<T> {
         // moves up to `now` (no slot boundary is crossed before it).
         let placed = self.next_slot().map_or(Tick::MAX, |(_, _, start)| start);
         self.hint = placed.min(self.nursery.min());
-        if self.pass.is_running() {
-            self.full_step();
-        }
         if self.stage_ahead() {
             // More to stage: the next poll comes back for it.
             self.hint = self.hint.min(now);
+        }
+        // One bounded piece per call: a compaction step only if the poll did less than a
+        // chunk's worth of other work (pushes and cancels carry the pass on meanwhile).
+        if self.pass.is_running() && self.work - start < CHUNK as u64 {
+            self.full_step();
         }
         // `now` reached what `next_deadline` answered and nothing was due: an early answer,
         // unless this poll only ends a run of fires.

@@ -76,16 +76,22 @@
 //! | poll with nothing due, `next_deadline` | O(1): a comparison with the cached lower bound |
 //! | jump of any length | O(levels) to find the next slot; no empty slot is visited |
 //! | worst single call ([`Stats::max_call_work`]) | bounded while polls come when `next_deadline` asks, and after a stall up to the slots that were the earliest of their levels, with the exceptions below |
-//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 4× under churn: a pass starts above 3× and reads four chunks per chunk pushes take) + the slab's `Vec` growth; 14,080 B of buckets (704 of 20 B) and an 8 KiB nursery per wheel, another 14,080 B per slot staged at once, and 16 B per overtaken reference until its tick (room for an eighth of `preallocate` is reserved, so that a herd does not make one call copy the store) |
+//! | memory per timer | a 24 B slab slot (u64 payload) + a 12 B reference (up to 4× under churn: a pass starts above 3× and reads four chunks per chunk pushes take) + the slab's `Vec` growth; 14,080 B of buckets (704 of 20 B) and a 4 KiB nursery per wheel, another 14,080 B per slot staged at once, and 16 B per overtaken reference until its tick (room for an eighth of `preallocate` is reserved, so that a herd does not make one call copy the store) |
 //!
 //! # The worst single call
 //! While the caller polls at least when [`next_deadline`](Timer::next_deadline) asks, one
-//! call does at most: a nursery flush (1,024 placements), one compaction step (1,024
-//! references and 64 buckets), [`STAGE_STEP`](stage::STAGE_STEP) references staged (rounded up
-//! to a chunk) and a chunk left at a staged slot, and in a poll one uncrowded slot's cascade
-//! ([`CROWDED`](stage::CROWDED) references at most) per level. No timer waits outside the
-//! levels, so this holds however far a deadline lies and however far `now` jumps (`farther
-//! jump` and `span crossing` in the `worst_call` example).
+//! call does one bounded piece of deferred work, and a poll also its own cascades:
+//! - a compaction step (1,024 references and 64 buckets), taken only by a cancel, an insert or
+//!   reset whose push takes a chunk (which then stages nothing), or a poll that did less than
+//!   a chunk's worth of other work; the pushes of a flush or a cascade take none;
+//! - or a nursery flush (512 placements);
+//! - or [`STAGE_STEP`](stage::STAGE_STEP) references staged (rounded up to a chunk);
+//! - and in a poll, a chunk left at a staged slot and one uncrowded slot's cascade
+//!   ([`CROWDED`](stage::CROWDED) references at most, half that from level
+//!   [`FAR`], where a cascade reads every entry) per level.
+//!
+//! No timer waits outside the levels, so this holds however far a deadline lies and however
+//! far `now` jumps (`farther jump` and `span crossing` in the `worst_call` example).
 //!
 //! A poll after a stall (polls did not come when `next_deadline` asked, so none staged the
 //! slots ahead) that reaches the slots that were the earliest of their levels when the stall
@@ -95,8 +101,8 @@
 //!
 //! Three calls are not bounded:
 //! - a poll after a stall that reaches a crowded slot which became the earliest of its level
-//!   during the stall: the fires before it staged a chunk of it each, and what is left
-//!   cascades at once;
+//!   during the stall: it is staged from then on, the fires before it carry a chunk of it on
+//!   each, and what they left cascades at once;
 //! - a poll reads every dead reference between the cursor and the next live timer; compaction
 //!   keeps the dead under three times the pending timers, not away from the cursor
 //!   (`cancelled ahead` in `worst_call`);
@@ -199,6 +205,9 @@ pub struct HierarchicalWheel<T> {
     staged: [u64; LEVELS],
     /// A staging step is running (a push it makes into a staged slot does not start another).
     staging: bool,
+    /// A flush longer than a batch or a slot's cascade is running: its pushes earn
+    /// compaction credit but take no step (one bounded piece per call).
+    busy: bool,
     /// A staged slot may have references left to stage: a poll that fires carries some on.
     stage_pending: bool,
     /// The compaction pass in progress, if any.
@@ -241,6 +250,7 @@ impl<T> HierarchicalWheel<T> {
             stages: Vec::new(),
             staged: [0; LEVELS],
             staging: false,
+            busy: false,
             stage_pending: false,
             pass: compact::Pass::IDLE,
             work: 0,

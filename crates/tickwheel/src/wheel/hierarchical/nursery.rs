@@ -41,7 +41,7 @@
 //! | push | O(1): one 8 B store into a ring and a comparison |
 //! | take the oldest | O(k) for k placements, copied out up to [`TAKE`] at a time |
 //! | may it hold a seq | O(1): a comparison with the oldest placement's seq |
-//! | memory | 8 KiB per wheel, allocated once |
+//! | memory | 4 KiB per wheel, allocated once |
 
 use alloc::boxed::Box;
 
@@ -49,7 +49,7 @@ use crate::Tick;
 
 /// Placements held at most by default. A full nursery pushes its oldest half, so a placement
 /// waits for at least `NURSERY / 2` newer ones before it reaches a bucket.
-pub(crate) const NURSERY: usize = 1024;
+pub(crate) const NURSERY: usize = 512;
 
 /// Placements held at most while the wheel pushes inserts at once: then only resets'
 /// placements wait here, and only to keep their slab access short.
@@ -230,8 +230,8 @@ mod tests {
 
     /// The size the cost table states.
     #[test]
-    fn the_ring_is_8_kib() {
-        assert_eq!(core::mem::size_of::<[Placement; NURSERY]>(), 8 * 1024);
+    fn the_ring_is_4_kib() {
+        assert_eq!(core::mem::size_of::<[Placement; NURSERY]>(), 4 * 1024);
     }
 
     fn at(seq: u32) -> Placement {

@@ -1,6 +1,7 @@
 //! Placement: where a timer's one live reference goes (the ready bucket, a level slot, the
 //! nursery, or the overdue store), pushing it there, and taking it out of the overdue store.
 
+use super::nursery::BATCH;
 use super::*;
 
 impl<T> HierarchicalWheel<T> {
@@ -207,6 +208,10 @@ impl<T> HierarchicalWheel<T> {
     #[inline(never)]
     pub(super) fn flush(&mut self, n: usize) -> usize {
         let start = self.work;
+        // The pushes of a flush longer than a batch earn compaction credit but take no step:
+        // the step waits for a later call, so that one call does not do both.
+        let was = self.busy;
+        self.busy |= n.min(self.nursery.len()) > BATCH;
         let mut dead = 0;
         let mut left = n;
         let mut batch = [Placement::default(); TAKE];
@@ -230,6 +235,7 @@ impl<T> HierarchicalWheel<T> {
             }
         }
         self.stats.stale_skipped += dead as u64;
+        self.busy = was;
         self.note_work(start);
         dead
     }

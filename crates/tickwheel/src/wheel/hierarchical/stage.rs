@@ -24,8 +24,14 @@
 //! - levels 4 to 10 (slots of 2^24 ticks and more): as soon as the slot is crowded and the
 //!   earliest of its level, by the push that crowds it;
 //! - lower levels, where I/O timeouts gather and mostly die before the cursor gets there: just
-//!   in time, [`lead`] ticks before `base` (`hint` is lowered so that a poll comes then), so
-//!   that little staging work is spent on timers that are cancelled or reset first.
+//!   in time, once `now` is within [`lead`] ticks of `base` (`hint` is lowered so that a poll
+//!   comes then), so that little staging work is spent on timers that are cancelled or reset
+//!   first.
+//!
+//! Besides the push that crowds a slot, an idle poll and every cascade of a coarse slot (the
+//! cursor entering its next slot, in a run of fires after a stall as well) check whether the
+//! earliest slot of each level is crowded. Crowded means more than [`CROWDED`] references, or
+//! half that from level [`FAR`] up.
 //!
 //! What carries a staged slot on: every poll that gets past the idle check and finds nothing
 //! due ([`STAGE_STEP`], earliest stage first, `hint` kept at `now` while a stage has more than
@@ -38,8 +44,8 @@
 //! be in (the slot's bucket, and its staged place) as homes; where the staged place is a slot
 //! staged in turn, the timer takes the general path instead.
 //!
-//! In `worst_call` at a million timers the most work in one call runs from 513 units (one
-//! deadline) to 8,394 (the stall); the wheel's module docs say which calls are not bounded.
+//! In `worst_call` at a million timers the most work in one call runs from 128 units (farther
+//! jump) to 2,250 (the stall); the wheel's module docs say which calls are not bounded.
 //!
 //! # Invariants
 //! - A staged slot is on level 1 or higher with first tick `base > elapsed`, and its
@@ -71,18 +77,20 @@ use super::level::slot_start;
 use super::*;
 
 /// The most references one poll stages. At a million timers a staged reference can cost a
-/// slab miss (a marked level-1 slot reads its entries): steps of 2,048 made polls of 100 to
-/// 200 µs (`docs/bench-profile.md`).
+/// slab miss, about 100 ns (a marked level-1 slot reads its entries): steps of 512 made polls
+/// of 50 to 75 µs in `worst_call`'s io churn (`docs/bench-profile.md`).
 #[cfg(not(test))]
-pub(super) const STAGE_STEP: usize = 512;
+pub(super) const STAGE_STEP: usize = 256;
 /// Small in the unit tests, so that their random operation sequences stage slots often.
 #[cfg(test)]
 pub(super) const STAGE_STEP: usize = 16;
 
 /// The crowding (references in one coarse slot) from which a slot is staged rather than
-/// cascaded at once when the cursor gets there.
+/// cascaded at once when the cursor gets there: a cascade of this many unread references
+/// takes about 30 µs at a million timers. From 512 instead, expire 100k stages every level-1
+/// slot (+16 % instructions).
 #[cfg(not(test))]
-pub(super) const CROWDED: usize = 2_048;
+pub(super) const CROWDED: usize = 1024;
 /// Small in the unit tests, and apart from [`STAGE_STEP`], so that both limits are met.
 #[cfg(test)]
 pub(super) const CROWDED: usize = 32;
@@ -94,14 +102,11 @@ pub(super) const PUSH_STEP: usize = 2 * CHUNK;
 /// The crowding from which the earliest slot of a level is staged by the push that crowds
 /// it, whatever its level, and in a stage's levels as in the wheel's (a stage's slot is then
 /// staged in turn). A poll after a stall, which no poll before staged anything for, then
-/// finds no such slot holding more than about this many references to cascade at once.
-/// Staging every slot past it instead, not only the earliest, doubled the instructions of
-/// `churn_random` at 100k timers (`docs/bench-profile.md`).
-#[cfg(not(test))]
-pub(super) const EAGER: usize = 8_192;
-/// Small in the unit tests, so that their random operation sequences stage slots in turn.
-#[cfg(test)]
-pub(super) const EAGER: usize = 4_096;
+/// finds no such slot holding more than about this many references to cascade at once
+/// (`stall` in `worst_call`: about 40 µs at a million timers; 8,192 made it 100 µs). Staging
+/// every slot past it instead, not only the earliest, doubled the instructions of
+/// `churn_random` at 100k timers (`docs/bench-profile.md`). The unit tests use it as it is.
+pub(super) const EAGER: usize = 2_048;
 
 /// The first level whose crowded slots are staged as soon as they are the earliest of their
 /// level; below it, just in time (see the module docs).
@@ -111,6 +116,17 @@ const EARLY_LEVEL: usize = 4;
 /// time: one poll per tick then carries [`STAGE_STEP`] each, with two ticks to spare.
 fn lead(len: usize) -> Tick {
     (len / STAGE_STEP) as Tick + 2
+}
+
+/// The crowding threshold of `level`: half of [`CROWDED`] from [`FAR`] up, where a cascade
+/// reads every entry (`farther jump` in `worst_call`: slots of about 1,000 references took
+/// 60 µs each at [`CROWDED`]).
+fn crowded(level: usize) -> usize {
+    if level >= FAR {
+        CROWDED / 2
+    } else {
+        CROWDED
+    }
 }
 
 /// No slot is staged.
@@ -381,7 +397,8 @@ impl<T> HierarchicalWheel<T> {
     /// cancelled, and a cascade done early is wasted on them.
     pub(super) fn after_new_chunk(&mut self, level: usize, slot: usize) {
         if self.is_staged(level, slot) {
-            if !self.staging {
+            // Not in a call that took a compaction step: one bounded piece per call.
+            if !self.staging && !self.pass.stepped_for(self.seq) {
                 let start = self.work;
                 let i = self.stage_of(None, level, slot);
                 self.stage_some(i, PUSH_STEP);
@@ -389,7 +406,7 @@ impl<T> HierarchicalWheel<T> {
             }
             return;
         }
-        if self.levels.bucket(level, slot).len() > CROWDED {
+        if self.levels.bucket(level, slot).len() > crowded(level) {
             if let Some((first, start)) = self.levels.first_of(level, self.elapsed) {
                 if first == slot {
                     self.begin_or_wait(level, slot, start);
@@ -422,7 +439,7 @@ impl<T> HierarchicalWheel<T> {
     /// otherwise lowers `hint` so that a poll comes then.
     fn begin_or_wait(&mut self, level: usize, slot: usize, start: Tick) {
         let len = self.levels.bucket(level, slot).len();
-        if level >= EARLY_LEVEL || len > EAGER || start - self.elapsed <= lead(len) {
+        if level >= EARLY_LEVEL || len > EAGER || start.saturating_sub(lead(len)) <= self.now {
             self.begin_stage(None, level, slot);
         } else {
             self.lower_hint(start - lead(len));
@@ -461,10 +478,12 @@ impl<T> HierarchicalWheel<T> {
 
     /// Stages the earliest slot of each coarse level if it is crowded and not staged yet, or
     /// lowers `hint` to when it should be.
-    fn begin_crowded(&mut self) {
+    pub(super) fn begin_crowded(&mut self) {
         for level in 1..LEVELS {
             if let Some((slot, start)) = self.levels.first_of(level, self.elapsed) {
-                if !self.is_staged(level, slot) && self.levels.bucket(level, slot).len() > CROWDED {
+                if !self.is_staged(level, slot)
+                    && self.levels.bucket(level, slot).len() > crowded(level)
+                {
                     self.begin_or_wait(level, slot, start);
                 }
             }
