@@ -302,6 +302,7 @@ impl Config {
             check_writable(dir)?;
         }
         let thresholds = Thresholds::parse(&args.report.max_lateness, &args.report.max_cost)?;
+        thresholds.check_repeatable(clock == Clock::Virtual && service.is_none(), args.repeat)?;
         check_writable(&args.report.out)?;
         Ok(Self {
             command,

@@ -15,6 +15,7 @@ use crate::args::parse_duration;
 use crate::config::nanos;
 use crate::error::Error;
 use crate::report::json::{Percentiles, RepetitionJson, Report, ResultJson};
+use crate::slowest::SLOW_NS;
 
 /// A lateness statistic a threshold can name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +68,9 @@ pub(crate) enum CostStat {
     P99,
     /// Largest sample.
     Max,
+    /// The slowest call with each call at its fastest repetition (virtual clock, two
+    /// repetitions or more; see [`slowest`](crate::slowest)).
+    Slowest,
 }
 
 /// One threshold line.
@@ -129,22 +133,35 @@ impl Thresholds {
             let bad = || {
                 Error::Input(format!(
                     "--max-cost `{text}`: expected OP.STAT=DURATION with OP one of insert, \
-                     cancel, reset, fire and STAT one of p50, p99, max (e.g. insert.p99=200ns)"
+                     cancel, reset, fire and STAT one of p50, p99, max, slowest (e.g. \
+                     insert.p99=200ns), or idle.slowest"
                 ))
             };
             let (name, limit) = text.split_once('=').ok_or_else(bad)?;
             let (op, stat) = name.trim().split_once('.').ok_or_else(bad)?;
-            if !["insert", "cancel", "reset", "fire"].contains(&op) {
-                return Err(bad());
-            }
             let stat = match stat {
                 "p50" => CostStat::P50,
                 "p99" => CostStat::P99,
                 "max" => CostStat::Max,
+                "slowest" => CostStat::Slowest,
                 _ => return Err(bad()),
             };
+            let ops: &[&str] = match stat {
+                CostStat::Slowest => &["insert", "cancel", "reset", "fire", "idle"],
+                _ => &["insert", "cancel", "reset", "fire"],
+            };
+            if !ops.contains(&op) {
+                return Err(bad());
+            }
             let limit = parse_duration(limit)
                 .map_err(|e| Error::Input(format!("--max-cost `{text}`: {e}")))?;
+            if stat == CostStat::Slowest && nanos(limit) < SLOW_NS {
+                return Err(Error::Input(format!(
+                    "--max-cost `{text}`: `slowest` keeps only calls of {} or more, so its line \
+                     must be at least that",
+                    crate::report::table::human_ns(SLOW_NS as f64)
+                )));
+            }
             lines.push(Threshold::Cost {
                 label: text.clone(),
                 op: op.to_string(),
@@ -153,6 +170,29 @@ impl Thresholds {
             });
         }
         Ok(Self { lines })
+    }
+
+    /// Refuses a `slowest` line unless the run is deterministic and repeated: it compares
+    /// each call across repetitions.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the line.
+    pub(crate) fn check_repeatable(&self, deterministic: bool, repeat: u32) -> Result<(), Error> {
+        let slowest = self.lines.iter().find_map(|line| match line {
+            Threshold::Cost {
+                label,
+                stat: CostStat::Slowest,
+                ..
+            } => Some(label),
+            _ => None,
+        });
+        match slowest {
+            Some(label) if !deterministic || repeat < 2 => Err(Error::Input(format!(
+                "--max-cost `{label}`: `slowest` compares every call across repetitions, so it \
+                 needs the virtual clock (no --clock real, no --service) and --repeat 2 or more"
+            ))),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -233,11 +273,25 @@ fn crossed(r: &ResultJson, line: &Threshold) -> Option<String> {
             stat,
             limit,
         } => {
-            let cost = r.cost.get(op)?;
             let ns = match stat {
-                CostStat::P50 => cost.p50,
-                CostStat::P99 => cost.p99,
-                CostStat::Max => cost.max,
+                CostStat::Slowest => {
+                    let Some(slowest) = r.slowest_call else {
+                        return Some(format!(
+                            "{}: no slowest call to judge --max-cost {label} by (the \
+                             repetitions did not make the same calls)",
+                            r.label()
+                        ));
+                    };
+                    slowest.get(op)?
+                }
+                stat => {
+                    let cost = r.cost.get(op)?;
+                    match stat {
+                        CostStat::P50 => cost.p50,
+                        CostStat::P99 => cost.p99,
+                        _ => cost.max,
+                    }
+                }
             };
             (ns > nanos(*limit)).then(|| {
                 format!(
@@ -278,8 +332,31 @@ mod tests {
             "sort.p99=1ms",
             "insert.p90=1ms",
             "insert.p99=1",
+            "idle.p99=1ms",
+            "fire.slowest=999ns",
         ] {
             assert!(Thresholds::parse(&[], &[bad.into()]).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_slowest_line_needs_repeated_deterministic_runs() {
+        let t = Thresholds::parse(&[], &["idle.slowest=50us".into()]).unwrap();
+        assert_eq!(
+            t.lines[0],
+            Threshold::Cost {
+                label: "idle.slowest=50us".into(),
+                op: "idle".into(),
+                stat: CostStat::Slowest,
+                limit: Duration::from_micros(50)
+            }
+        );
+        assert!(t.check_repeatable(true, 2).is_ok());
+        for (deterministic, repeat) in [(true, 1), (false, 3)] {
+            let err = t.check_repeatable(deterministic, repeat).unwrap_err();
+            assert!(err.to_string().contains("idle.slowest=50us"), "{err}");
+        }
+        let other = Thresholds::parse(&[], &["fire.max=50us".into()]).unwrap();
+        assert!(other.check_repeatable(false, 1).is_ok());
     }
 }

@@ -11,6 +11,7 @@
 //! - [`virtual_clock`], [`real_clock`]: the two drivers (discrete-event time; an event loop on
 //!   the monotonic clock).
 //! - [`measure`]: saturating histograms, sampled per-call cost, memory.
+//! - [`slowest`]: the slowest call with each call at its fastest repetition.
 //! - [`outcome`]: what one implementation's run produced.
 //! - [`report`]: table, `report.json`, `.hgrm`, `.hlog`, SVG plots.
 //! - [`gate`]: thresholds and the always-on checks; [`mod@diff`]: comparing two reports.
@@ -39,6 +40,7 @@ mod replay;
 mod report;
 mod server;
 mod service_mode;
+mod slowest;
 mod virtual_clock;
 mod workload;
 
@@ -145,6 +147,7 @@ fn replay(
         timers
     };
     let thresholds = gate::Thresholds::parse(&args.max_lateness, &args.max_cost)?;
+    thresholds.check_repeatable(true, repeat)?;
     // A corrupt trace is refused whole (exit 2) before any replay could report a divergence.
     let checked = replay::validate(trace)?;
     config::check_writable(&args.out)?;

@@ -4,7 +4,8 @@
 //!   range's top and counted in `clamped`, so a wild value can neither panic nor vanish.
 //! - [`Probe`] wraps the timer under test. **Every call is counted and timed** with the cycle
 //!   counter of [`CallClock`] (about 1 ns resolution, its overhead subtracted), and the time
-//!   spent is kept for the driver to charge to the event loop.
+//!   spent is kept for the driver to charge to the event loop; the slow calls are kept by
+//!   number (see [`slowest`](crate::slowest)).
 //! - Lateness and cost are also collected per interval (one second of run time) for the `.hlog`,
 //!   each interval stored compressed (V2 + DEFLATE) as soon as it closes. Intervals start on
 //!   whole seconds; the last one runs to the end of the run, so no interval is empty or cut
@@ -19,6 +20,7 @@ use hdrhistogram::Histogram;
 use tickwheel::{Expired, InsertError, StaleKeyError, Tick, Timer, TimerKey};
 
 use crate::counter::CallClock;
+use crate::slowest::SlowCalls;
 
 /// Largest lateness recorded exactly: one hour in nanoseconds (or that many ticks).
 pub(crate) const LATENESS_MAX: u64 = 3_600_000_000_000;
@@ -296,6 +298,8 @@ pub(crate) struct Probe<X> {
     pub(crate) cost: [Hist; 5],
     /// Cost of insert, cancel, reset and fire, per interval.
     pub(crate) cost_intervals: Intervals,
+    /// Every call counted, the slow ones kept (see [`slowest`](crate::slowest)).
+    pub(crate) slow: SlowCalls,
 }
 
 impl<X: Timer<u64>> Probe<X> {
@@ -308,6 +312,7 @@ impl<X: Timer<u64>> Probe<X> {
             calls: Calls::default(),
             cost: std::array::from_fn(|_| Hist::new(COST_MAX)),
             cost_intervals: Intervals::for_run(COST_MAX, run),
+            slow: SlowCalls::default(),
         }
     }
 
@@ -331,6 +336,7 @@ impl<X: Timer<u64>> Probe<X> {
     fn record(&mut self, op: Op, ns: u64) {
         self.spent_ns = self.spent_ns.saturating_add(ns);
         self.cost[op as usize].record(ns);
+        self.slow.record(op, ns);
         // The `.hlog` cost tag holds the four reported operations, as `<timer>-cost.hgrm` does.
         if op != Op::Idle {
             self.cost_intervals.record(ns);

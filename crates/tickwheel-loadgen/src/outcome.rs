@@ -7,6 +7,7 @@ use tickwheel::Stats;
 
 use crate::config::Clock;
 use crate::measure::{Hist, Interval};
+use crate::slowest::SlowCalls;
 
 /// The result of driving one implementation.
 #[derive(Clone, Debug)]
@@ -76,6 +77,8 @@ pub(crate) struct Outcome {
     pub(crate) started: SystemTime,
     /// The implementation's own work counters.
     pub(crate) stats: Stats,
+    /// Every timer call counted, the slow ones kept by number (empty for a service run).
+    pub(crate) slow_calls: SlowCalls,
 }
 
 impl Outcome {

@@ -281,5 +281,6 @@ pub(crate) fn replay<X: Timer<u64> + FromOptions>(
         run_costs: Some(run_costs),
         started,
         stats,
+        slow_calls: probe.slow,
     })
 }

@@ -268,6 +268,7 @@ impl<X: Timer<u64>> Server<X> {
             started: self.started,
             run_costs: Some(run_costs),
             stats,
+            slow_calls: self.probe.slow,
         })
     }
 }

@@ -278,6 +278,7 @@ where
             fired: stats.fired,
             ..Stats::default()
         },
+        slow_calls: crate::slowest::SlowCalls::default(),
     })
 }
 

@@ -109,6 +109,28 @@ fn bad_input_fails_fast_with_exit_2_and_a_clear_message() {
             vec!["compare", "--max-cost", "insert.p99=fast"],
             "--max-cost `insert.p99=fast`",
         ),
+        (
+            vec!["compare", "--max-cost", "idle.p99=1ms"],
+            "--max-cost `idle.p99=1ms`",
+        ),
+        (
+            vec!["compare", "--max-cost", "fire.slowest=100ns"],
+            "must be at least",
+        ),
+        (
+            vec!["compare", "--repeat", "1", "--max-cost", "fire.slowest=1ms"],
+            "needs the virtual clock",
+        ),
+        (
+            vec![
+                "compare",
+                "--clock",
+                "real",
+                "--max-cost",
+                "fire.slowest=1ms",
+            ],
+            "needs the virtual clock",
+        ),
         (vec!["compare", "--out", &unwritable], "--out"),
         (vec!["compare", "--repeat", "0"], "--repeat must be in 1..="),
         (
@@ -174,6 +196,7 @@ fn compare_writes_every_report_and_counts_agree() {
         "lazy-heap",
         "PASS",
         "lateness p99.99",
+        "slowest call, fastest of 3",
     ] {
         assert!(stdout.contains(name), "{name} missing from\n{stdout}");
     }
@@ -227,6 +250,14 @@ fn compare_writes_every_report_and_counts_agree() {
             assert!(rep["ops_per_sec"].as_f64().unwrap() > 0.0);
         }
         assert!(r["cost"]["insert"]["runs_p50"].as_f64().unwrap() > 0.0);
+        // Each call at its fastest repetition is at most its time in any one repetition.
+        for op in ["insert", "cancel", "reset", "fire"] {
+            let slowest = r["slowest_call"][op].as_u64().expect("slowest_call per op");
+            for rep in reps {
+                assert!(slowest <= rep["cost"][op]["max"].as_u64().unwrap(), "{op}");
+            }
+        }
+        assert!(r["slowest_call"]["idle"].is_u64());
         let timer = r["timer"].as_str().unwrap();
         for file in [
             format!("{timer}-lateness.hgrm"),
@@ -302,6 +333,32 @@ fn crossing_a_threshold_exits_1_and_says_which() {
         &small(dir.path()),
     );
     assert_eq!(run_owned(&generous).status.code(), Some(0));
+
+    // The lazy heap rebuilds its heap inside some cancels: tens of µs of work, however quiet
+    // the machine, so its slowest cancel at its fastest of two repetitions crosses 2 µs.
+    let slowest = with(
+        &[
+            "run",
+            "--timer",
+            "lazy-heap",
+            "--repeat",
+            "2",
+            "--max-cost",
+            "cancel.slowest=2us",
+            "--max-cost",
+            "idle.slowest=1s",
+        ],
+        &small(dir.path()),
+    );
+    let output = run_owned(&slowest);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("lazy-heap: cancel cost")
+            && stdout.contains("crossed --max-cost cancel.slowest=2us")
+            && !stdout.contains("idle.slowest"),
+        "{stdout}"
+    );
 }
 
 #[test]

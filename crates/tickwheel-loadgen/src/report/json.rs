@@ -8,7 +8,9 @@
 //! In each result, the counts and work counters are those of every repetition (on the virtual
 //! clock they are identical, and the gate checks it); each timing and memory figure is the
 //! median over the repetitions (for an even count, the lower middle value), and
-//! `repetitions` keeps every repetition's own figures, in run order. Every number is finite:
+//! `repetitions` keeps every repetition's own figures, in run order. On the virtual clock with
+//! two repetitions or more, `slowest_call` gives each operation's slowest call with every call
+//! taken at its fastest repetition, which leaves out what preempted the machine. Every number is finite:
 //! an empty run reports zeros. All durations are nanoseconds.
 
 use std::fs;
@@ -16,12 +18,13 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{nanos, Config};
+use crate::config::{nanos, Clock, Config};
 use crate::cost_runs::{CALLS_PER_RUN, RUNS};
 use crate::counter::CallClock;
 use crate::error::Error;
 use crate::measure::{Hist, Op};
 use crate::outcome::Outcome;
+use crate::slowest::{fastest_max, SlowCalls};
 
 /// The schema version written into every report.
 pub(crate) const SCHEMA: u32 = 2;
@@ -375,8 +378,66 @@ pub(crate) struct ResultJson {
     /// The implementation's own work counters.
     #[serde(default)]
     pub(crate) work: WorkJson,
+    /// Virtual clock, two repetitions or more: each operation's slowest call, every call taken
+    /// at its fastest repetition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) slowest_call: Option<SlowestJson>,
     /// Every repetition's own figures, in run order.
     pub(crate) repetitions: Vec<RepetitionJson>,
+}
+
+/// Per operation, the slowest call with every call taken at its fastest repetition, in ns
+/// (see [`slowest`](crate::slowest)); 0: every call under [`SLOW_NS`](crate::slowest::SLOW_NS) in
+/// some repetition.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub(crate) struct SlowestJson {
+    /// `insert`.
+    pub(crate) insert: u64,
+    /// `cancel`.
+    pub(crate) cancel: u64,
+    /// `reset`.
+    pub(crate) reset: u64,
+    /// A `poll` that returned a timer.
+    pub(crate) fire: u64,
+    /// A `poll` that returned nothing, and `next_deadline`.
+    pub(crate) idle: u64,
+}
+
+impl SlowestJson {
+    fn from_ops(max: [u64; 5]) -> Self {
+        Self {
+            insert: max[Op::Insert as usize],
+            cancel: max[Op::Cancel as usize],
+            reset: max[Op::Reset as usize],
+            fire: max[Op::Fire as usize],
+            idle: max[Op::Idle as usize],
+        }
+    }
+
+    /// The slowest call of the operation named `op` (`insert` … `fire`, or `idle`).
+    pub(crate) fn get(&self, op: &str) -> Option<u64> {
+        Some(match op {
+            "insert" => self.insert,
+            "cancel" => self.cancel,
+            "reset" => self.reset,
+            "fire" => self.fire,
+            "idle" => self.idle,
+            _ => return None,
+        })
+    }
+
+    /// The slowest of every operation, and its name (the first of equals in report order).
+    pub(crate) fn slowest(&self) -> (&'static str, u64) {
+        [
+            ("insert", self.insert),
+            ("cancel", self.cancel),
+            ("reset", self.reset),
+            ("fire", self.fire),
+            ("idle", self.idle),
+        ]
+        .into_iter()
+        .fold(("insert", 0), |a, b| if b.1 > a.1 { b } else { a })
+    }
 }
 
 fn percentiles(h: &Hist) -> Percentiles {
@@ -480,6 +541,7 @@ impl ResultJson {
                 compactions: o.stats.compactions,
                 max_call_work: o.stats.max_call_work,
             },
+            slowest_call: None,
             repetitions: Vec::new(),
         }
     }
@@ -545,6 +607,10 @@ impl ResultJson {
             }
         }
         out.repetitions = each.iter().map(ResultJson::repetition).collect();
+        if runs.iter().all(|o| o.clock == Clock::Virtual) {
+            let slow: Vec<&SlowCalls> = runs.iter().map(|o| &o.slow_calls).collect();
+            out.slowest_call = fastest_max(&slow).map(SlowestJson::from_ops);
+        }
         out
     }
 }

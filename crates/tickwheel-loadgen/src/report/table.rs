@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::report::json::{CostsJson, Report, ResultJson};
+use crate::slowest::SLOW_NS;
 
 /// `v` nanoseconds with three significant digits and a unit: `87ns`, `1.23µs`, `45.6ms`, `2.10s`.
 pub(crate) fn human_ns(v: f64) -> String {
@@ -210,6 +211,18 @@ pub(crate) fn render(report: &Report) -> String {
             let below = report.timing.resolution_ns;
             format!("{} / {}", cost_ns(c.p99, below), cost_ns(c.max, below))
         });
+    }
+    if results.iter().any(|r| r.slowest_call.is_some()) {
+        row(
+            &format!("slowest call, fastest of {}", t.repeat),
+            results,
+            &|r| {
+                r.slowest_call.map_or("n/a".into(), |s| match s.slowest() {
+                    (_, 0) => format!("<{}", human_ns(SLOW_NS as f64)),
+                    (op, ns) => format!("{op} {}", human_ns(ns as f64)),
+                })
+            },
+        );
     }
     let late = |v: u64| human_ns(v as f64);
     let label = |p: &str| format!("lateness {p}");
