@@ -1,6 +1,6 @@
 //! Cost runs: each operation's cost per call, resolved to a fraction of a nanosecond.
 //!
-//! A single call is timed to the counter's resolution only (10 ns on AMD's TSC, see
+//! A single call is timed to the counter's resolution only (up to 10 ns, see
 //! [`counter`](crate::counter)), too coarse for calls of 2–25 ns. So when a run ends, before its
 //! accounting, each implementation also times [`RUNS`] runs of [`CALLS_PER_RUN`] identical calls
 //! per operation on the state the run left it in (its live timers, its cursor), and divides each

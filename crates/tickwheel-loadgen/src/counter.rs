@@ -13,8 +13,8 @@
 //!   alone;
 //! - **resolution**: the smallest advance between consecutive readings, in ns. No timing can
 //!   be finer than that. It is one reading's own duration on a fine counter, and the counter's
-//!   step on a coarse one: AMD's TSC advances from a 100 MHz reference, so the 2.45 GHz TSC of
-//!   this project's machines moves in steps of 24–25 counts, 10 ns.
+//!   step on a coarse one: on some AMD EPYC hosts the TSC advances from a 100 MHz reference, so
+//!   a 2.45 GHz TSC moves in steps of 24–25 counts, 10 ns; on others it reads 1 ns.
 //!
 //! A single call shorter than the resolution reads as 0 or one step, so per-call percentiles
 //! come in steps of the resolution. [`time_run`](CallClock::time_run) times a run of calls with
