@@ -55,3 +55,5 @@ pub use kind::{Kind, UnknownKind};
 pub use timer::{Expired, FromOptions, Options, Stats, Tick, Timer};
 pub use wheel::hashed::HashedWheel;
 pub use wheel::hierarchical::HierarchicalWheel;
+#[doc(hidden)]
+pub use wheel::tree::TreeWheel;

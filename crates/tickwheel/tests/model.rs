@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use tickwheel::{
     FromOptions, HashedWheel, HierarchicalWheel, IndexedHeap, InsertError, LazyHeap, Options,
-    StaleKeyError, Tick, Timer, TimerKey,
+    StaleKeyError, Tick, Timer, TimerKey, TreeWheel,
 };
 
 /// Sequences per implementation: 10,000 in release builds (CI), fewer in debug builds.
@@ -191,22 +191,43 @@ impl Model {
 struct Subject {
     timer: Box<dyn Timer<u64>>,
     keys: BTreeMap<u64, TimerKey>,
+    /// The most work one call may do, where the design states a bound.
+    bound: Option<u64>,
 }
 
 fn subjects(options: Options) -> Vec<Subject> {
-    let timers: Vec<Box<dyn Timer<u64>>> = vec![
-        Box::new(HierarchicalWheel::from_options(options).unwrap()),
-        Box::new(HashedWheel::from_options(options.hashed_slots(64)).unwrap()),
-        Box::new(HashedWheel::from_options(options.hashed_slots(256)).unwrap()),
-        Box::new(IndexedHeap::<u64>::from_options(options).unwrap()),
-        Box::new(IndexedHeap::<u64, 2>::from_options(options).unwrap()),
-        Box::new(LazyHeap::from_options(options).unwrap()),
+    let hashed = |slots| {
+        let wheel = HashedWheel::from_options(options.hashed_slots(slots)).unwrap();
+        let bound = wheel.max_call_work_bound();
+        (Box::new(wheel) as Box<dyn Timer<u64>>, Some(bound))
+    };
+    let timers: Vec<(Box<dyn Timer<u64>>, Option<u64>)> = vec![
+        (
+            Box::new(HierarchicalWheel::from_options(options).unwrap()),
+            None,
+        ),
+        (
+            Box::new(TreeWheel::from_options(options).unwrap()),
+            Some(TreeWheel::<u64>::max_call_work_bound()),
+        ),
+        hashed(64),
+        hashed(256),
+        (
+            Box::new(IndexedHeap::<u64>::from_options(options).unwrap()),
+            None,
+        ),
+        (
+            Box::new(IndexedHeap::<u64, 2>::from_options(options).unwrap()),
+            None,
+        ),
+        (Box::new(LazyHeap::from_options(options).unwrap()), None),
     ];
     timers
         .into_iter()
-        .map(|timer| Subject {
+        .map(|(timer, bound)| Subject {
             timer,
             keys: BTreeMap::new(),
+            bound,
         })
         .collect()
 }
@@ -316,6 +337,17 @@ fn run(start: Tick, capacity: Option<usize>, ops: &[Op]) -> Result<(), TestCaseE
         let earliest = model.queue.keys().next().map(|&(d, _)| d);
         for s in &subjects {
             s.timer.check_invariants();
+            if let Some(bound) = s.bound {
+                let work = s.timer.stats().max_call_work;
+                prop_assert!(
+                    work <= bound,
+                    "{}: a call did {} units of work, over its bound {} (step {})",
+                    s.timer.name(),
+                    work,
+                    bound,
+                    step_no
+                );
+            }
             prop_assert_eq!(s.timer.len(), model.pending.len(), "{} len", s.timer.name());
             prop_assert_eq!(
                 s.timer.stats().inserted,

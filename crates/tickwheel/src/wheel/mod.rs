@@ -15,3 +15,4 @@
 
 pub(crate) mod hashed;
 pub(crate) mod hierarchical;
+pub(crate) mod tree;

@@ -1,0 +1,433 @@
+//! `TreeWheel`: a hierarchical timing wheel whose every call does bounded work by its shape.
+//!
+//! (doc to be written)
+
+use alloc::vec::Vec;
+
+mod entry;
+mod invariants;
+mod level;
+mod nodes;
+#[cfg(test)]
+mod tests;
+
+use crate::slab::{Slab, NIL};
+use crate::{
+    ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
+    TimerKey,
+};
+use entry::Entry;
+use level::{above, below, level_for, slot_for, slot_start, LEVELS, SLOTS};
+use nodes::{Nodes, MAX_LIST};
+
+/// A hierarchical timing wheel (working name). See the module docs.
+pub struct TreeWheel<T> {
+    slab: Slab<Entry<T>>,
+    nodes: Nodes,
+    /// The root node of each level.
+    levels: [u32; LEVELS],
+    /// The cursor: no pending timer is due in `(elapsed, now]`... see the invariants.
+    elapsed: Tick,
+    /// Latest `now` seen; only increases; `elapsed <= now`.
+    now: Tick,
+    /// Pending timers due before `elapsed` (in slots below the cursor's).
+    overdue: usize,
+    /// At most every pending deadline; an idle poll is one comparison with it.
+    hint: Tick,
+    /// A timer fired since `hint` was last recomputed (for [`Stats::empty_wakeups`]).
+    fired_since_hint: bool,
+    /// Work done so far (see [`Stats::max_call_work`]).
+    work: u64,
+    stats: Stats,
+}
+
+impl<T> TreeWheel<T> {
+    /// The most work any single call does, in [`Stats::max_call_work`] units:
+    /// `LEVELS · (MAX_LIST + 2 · LEVELS)`.
+    ///
+    /// ```
+    /// assert_eq!(tickwheel::TreeWheel::<()>::max_call_work_bound(), 11 * (32 + 22));
+    /// ```
+    #[must_use]
+    pub const fn max_call_work_bound() -> u64 {
+        (LEVELS as u64) * (MAX_LIST as u64 + 2 * LEVELS as u64)
+    }
+
+    /// An empty, unbounded wheel at tick 0.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::with(Options::new())
+    }
+
+    fn with(options: Options) -> Self {
+        let pre = options
+            .preallocate
+            .min(options.capacity.unwrap_or(usize::MAX));
+        let mut nodes = Nodes::new();
+        let levels = core::array::from_fn(|level| nodes.root(level));
+        Self {
+            slab: Slab::new(options.capacity, pre),
+            nodes,
+            levels,
+            elapsed: options.start,
+            now: options.start,
+            overdue: 0,
+            hint: Tick::MAX,
+            fired_since_hint: false,
+            work: 0,
+            stats: Stats::default(),
+        }
+    }
+
+    /// Ends a call that began when `work` was `start`: keeps the largest.
+    #[inline(always)]
+    fn note_work(&mut self, start: u64) {
+        let done = self.work - start;
+        if done > self.stats.max_call_work {
+            self.stats.max_call_work = done;
+        }
+    }
+
+    /// Links timer `index`, due at `deadline`, into its place.
+    #[inline(always)]
+    fn place(&mut self, index: u32, deadline: Tick) {
+        if deadline < self.elapsed {
+            self.overdue += 1;
+        }
+        if deadline < self.hint {
+            self.hint = deadline;
+        }
+        let root = self.levels[level_for(self.elapsed, deadline)];
+        self.work += self.nodes.push(&mut self.slab, root, deadline, index);
+    }
+
+    /// Unlinks timer `index` from its place.
+    #[inline(always)]
+    fn unplace(&mut self, index: u32) {
+        if self.slab.at(index).deadline < self.elapsed {
+            self.overdue -= 1;
+        }
+        self.work += self.nodes.unlink(&mut self.slab, index);
+    }
+
+    /// Hands timer `index` (unlinked) out of the slab.
+    fn take(&mut self, index: u32) -> Expired<T> {
+        let key = self.slab.key_at(index);
+        let entry = self.slab.remove_at(index);
+        Expired {
+            key,
+            deadline: entry.deadline,
+            payload: entry.payload,
+        }
+    }
+
+    /// The poll that may fire: finds the next due timer, cascading on the way, or moves the
+    /// cursor up to `now` when none is due.
+    #[inline(never)]
+    fn poll_due(&mut self) -> Option<Expired<T>> {
+        let start = self.work;
+        let due = self.next_due();
+        self.note_work(start);
+        let index = due?;
+        let expired = self.take(index);
+        if expired.deadline < self.elapsed {
+            self.overdue -= 1;
+        }
+        self.stats.fired += 1;
+        self.fired_since_hint = true;
+        Some(expired)
+    }
+
+    /// Unlinks and returns the next due timer, if any.
+    fn next_due(&mut self) -> Option<u32> {
+        loop {
+            if self.overdue > 0 {
+                return Some(self.pop_overdue());
+            }
+            let ready = self.levels[0];
+            let cursor = slot_for(self.elapsed, 0);
+            if self.nodes.node(ready).occupied & (1 << cursor) != 0 {
+                let (index, work) = self
+                    .nodes
+                    .pop_front(&mut self.slab, (ready << 6) | cursor as u32);
+                self.work += work;
+                return Some(index);
+            }
+            let Some((level, slot)) = self.earliest_ahead() else {
+                self.idle(Tick::MAX);
+                return None;
+            };
+            let start = slot_start(self.elapsed, level, slot);
+            if start > self.now {
+                let bound = self.tighten(level, slot, start);
+                self.idle(bound);
+                return None;
+            }
+            self.stats.slots_scanned += 1;
+            self.elapsed = start;
+            if level > 0 {
+                self.cascade(level, slot);
+            }
+        }
+    }
+
+    /// Nothing is due up to `now`: the cursor comes up to it, and `hint` to `bound`.
+    fn idle(&mut self, bound: Tick) {
+        // `now` reached what `next_deadline` answered and nothing was due: an early answer,
+        // unless this poll only ends a run of fires.
+        if !core::mem::take(&mut self.fired_since_hint) {
+            self.stats.empty_wakeups += 1;
+        }
+        self.elapsed = self.now;
+        self.hint = bound;
+    }
+
+    /// The first occupied slot after the cursor: the lowest level that has one, its lowest.
+    fn earliest_ahead(&mut self) -> Option<(usize, usize)> {
+        for level in 0..LEVELS {
+            self.work += 1;
+            let bits =
+                self.nodes.node(self.levels[level]).occupied & above(slot_for(self.elapsed, level));
+            if bits != 0 {
+                return Some((level, bits.trailing_zeros() as usize));
+            }
+        }
+        None
+    }
+
+    /// A lower bound on the deadlines in slot `slot` of root `level`, which starts at
+    /// `start`: the start of the first slot of the children it holds.
+    fn tighten(&mut self, level: usize, slot: usize, start: Tick) -> Tick {
+        let mut node = self.nodes.node(self.levels[level]);
+        let mut slot = slot;
+        let mut bound = start;
+        while node.children & (1 << slot) != 0 {
+            self.work += 1;
+            node = self.nodes.node(node.slots[slot].head);
+            slot = node.occupied.trailing_zeros() as usize;
+            bound = node.base + ((slot as u64) << (6 * node.level));
+        }
+        bound
+    }
+
+    /// The cursor has just moved onto the start of slot `slot` of `level` (1 or higher):
+    /// its timers move down. A list's timers are placed anew; a child node becomes the level
+    /// below whole, and its own first slot, which the cursor is on, moves down in turn.
+    fn cascade(&mut self, level: usize, slot: usize) {
+        let (mut level, mut slot) = (level, slot);
+        loop {
+            let root = self.levels[level];
+            if self.nodes.node(root).children & (1 << slot) == 0 {
+                let mut cur = self.nodes.take_list((root << 6) | slot as u32);
+                while cur != NIL {
+                    let (next, deadline) = {
+                        let e = self.slab.at(cur);
+                        (e.next, e.deadline)
+                    };
+                    let to = self.levels[level_for(self.elapsed, deadline)];
+                    self.work += 1 + self.nodes.push(&mut self.slab, to, deadline, cur);
+                    self.stats.cascaded += 1;
+                    cur = next;
+                }
+                return;
+            }
+            // Every level below is empty: the child takes the place of the one below.
+            let child = self.nodes.take_child(root, slot);
+            let below_root = core::mem::replace(&mut self.levels[level - 1], child);
+            self.nodes.release(below_root);
+            self.work += 1;
+            level -= 1;
+            slot = 0;
+            if level == 0 || self.nodes.node(child).occupied & 1 == 0 {
+                return;
+            }
+        }
+    }
+
+    /// Unlinks the earliest overdue timer: the lowest occupied slot below the cursor on the
+    /// highest level that has one, split down to a level-0 list.
+    fn pop_overdue(&mut self) -> u32 {
+        let mut found = None;
+        for level in (0..LEVELS).rev() {
+            self.work += 1;
+            let bits =
+                self.nodes.node(self.levels[level]).occupied & below(slot_for(self.elapsed, level));
+            if bits != 0 {
+                found = Some((self.levels[level], bits.trailing_zeros() as usize));
+                break;
+            }
+        }
+        let (mut node, mut slot) = found.expect("an overdue timer sits below the cursor");
+        loop {
+            let n = self.nodes.node(node);
+            let list = (node << 6) | slot as u32;
+            if n.children & (1 << slot) != 0 {
+                self.work += 1;
+                node = n.slots[slot].head;
+                slot = self.nodes.node(node).occupied.trailing_zeros() as usize;
+            } else if n.level == 0 || n.slots[slot].len == 1 {
+                let (index, work) = self.nodes.pop_front(&mut self.slab, list);
+                self.work += work;
+                return index;
+            } else {
+                // A list of mixed deadlines: sort it one level finer.
+                self.work += self.nodes.split_now(&mut self.slab, list);
+            }
+        }
+    }
+
+    /// Every pending timer in firing order.
+    fn firing_order(&self) -> Vec<u32> {
+        let mut all: Vec<(Tick, u32)> = Vec::with_capacity(self.slab.len());
+        for list in self.nodes.lists(&self.levels) {
+            let mut cur = self.nodes.slot(list).head;
+            while cur != NIL {
+                let e = self.slab.at(cur);
+                all.push((e.deadline, cur));
+                cur = e.next;
+            }
+        }
+        // Equal deadlines share one list, in first-in first-out order: a stable sort keeps it.
+        all.sort_by_key(|&(deadline, _)| deadline);
+        all.into_iter().map(|(_, index)| index).collect()
+    }
+
+    /// Fresh, empty nodes and levels.
+    fn clear_places(&mut self) {
+        self.nodes = Nodes::new();
+        let nodes = &mut self.nodes;
+        self.levels = core::array::from_fn(|level| nodes.root(level));
+    }
+}
+
+impl<T> Default for TreeWheel<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> FromOptions for TreeWheel<T> {
+    fn from_options(options: Options) -> Result<Self, ConfigError> {
+        options.validate()?;
+        Ok(Self::with(options))
+    }
+}
+
+impl<T> Timer<T> for TreeWheel<T> {
+    #[inline]
+    fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
+        let key = match self.slab.insert(Entry::new(deadline, payload)) {
+            Ok(key) => key,
+            Err(entry) => {
+                self.stats.rejected += 1;
+                return Err(InsertError::Full(entry.payload));
+            }
+        };
+        let start = self.work;
+        self.place(key.index, deadline);
+        self.note_work(start);
+        Ok(key)
+    }
+
+    #[inline]
+    fn cancel(&mut self, key: TimerKey) -> Option<T> {
+        let index = self.slab.resolve(key)?;
+        let start = self.work;
+        self.unplace(index);
+        self.note_work(start);
+        self.stats.cancelled += 1;
+        Some(self.slab.remove_at(index).payload)
+    }
+
+    #[inline]
+    fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
+        let Some(index) = self.slab.resolve(key) else {
+            return Err(StaleKeyError { key });
+        };
+        let start = self.work;
+        self.unplace(index);
+        self.slab.at_mut(index).deadline = deadline;
+        self.place(index, deadline);
+        self.note_work(start);
+        self.stats.reset += 1;
+        Ok(())
+    }
+
+    #[inline]
+    fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
+        if now > self.now {
+            self.now = now;
+        }
+        if self.now < self.hint {
+            return None;
+        }
+        self.poll_due()
+    }
+
+    fn next_deadline(&self) -> Option<Tick> {
+        (self.slab.len() != 0).then_some(self.hint)
+    }
+
+    fn deadline(&self, key: TimerKey) -> Option<Tick> {
+        self.slab.get(key).map(|e| e.deadline)
+    }
+
+    fn get(&self, key: TimerKey) -> Option<&T> {
+        self.slab.get(key).map(|e| &e.payload)
+    }
+
+    fn now(&self) -> Tick {
+        self.now
+    }
+
+    fn len(&self) -> usize {
+        self.slab.len()
+    }
+
+    fn capacity(&self) -> Option<usize> {
+        self.slab.limit()
+    }
+
+    fn stats(&self) -> Stats {
+        let s = self.stats;
+        Stats {
+            inserted: self.slab.len() as u64 + s.cancelled + s.fired + s.drained,
+            ..s
+        }
+    }
+
+    fn drain(&mut self) -> Vec<Expired<T>> {
+        let order = self.firing_order();
+        self.clear_places();
+        self.overdue = 0;
+        self.hint = Tick::MAX;
+        self.stats.drained += order.len() as u64;
+        order.into_iter().map(|index| self.take(index)).collect()
+    }
+
+    fn shrink_to_fit(&mut self) {
+        // Every timer placed anew, in firing order, into fresh nodes.
+        let order = self.firing_order();
+        self.clear_places();
+        for index in order {
+            let deadline = self.slab.at(index).deadline;
+            let root = self.levels[level_for(self.elapsed, deadline)];
+            self.nodes.push(&mut self.slab, root, deadline, index);
+        }
+        self.slab.shrink_to_fit();
+    }
+
+    fn allocated_bytes(&self) -> usize {
+        self.slab.allocated_bytes() + self.nodes.allocated_bytes()
+    }
+
+    fn name(&self) -> &'static str {
+        "tree"
+    }
+
+    fn check_invariants(&self) {
+        self.invariants();
+    }
+}
+
+const _: () = assert!(SLOTS == 64);
