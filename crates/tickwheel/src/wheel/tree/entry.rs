@@ -1,19 +1,18 @@
-//! [`Entry`]: a timer in the slab, with its links in the one list it sits in.
+//! [`Entry`]: a timer in the slab.
 
 use core::num::NonZeroU32;
 
 use crate::slab::NIL;
 use crate::Tick;
 
-/// A pending timer: its payload and deadline, its neighbours in its list, and the list itself
-/// (a [`ListId`](super::nodes::ListId)), so a cancel unlinks it without looking for it.
+/// A pending timer: its payload and deadline, and the list it is in (a
+/// [`ListId`](super::nodes::ListId)), so a cancel unlinks it without looking for it. Its
+/// neighbours in that list are in the nodes' links.
 ///
-/// With a `u64` payload this is 32 bytes: 8 + 8 + four `u32`s.
+/// With a `u64` payload this is 24 bytes: 8 + 8 + two `u32`s.
 pub(crate) struct Entry<T> {
     pub(crate) payload: T,
     pub(crate) deadline: Tick,
-    pub(crate) prev: u32,
-    pub(crate) next: u32,
     pub(crate) list: u32,
     pub(crate) generation: NonZeroU32,
 }
@@ -23,8 +22,6 @@ impl<T> Entry<T> {
         Self {
             payload,
             deadline,
-            prev: NIL,
-            next: NIL,
             list: NIL,
             generation: crate::slab::FIRST_GENERATION,
         }

@@ -43,15 +43,14 @@ impl<T> TreeWheel<T> {
                 n.parent == NIL || n.occupied != 0,
                 "child node {node} is empty"
             );
-            assert_eq!(
-                n.children & !n.occupied,
-                0,
-                "node {node}: a child bit without occupancy"
-            );
             for slot in 0..SLOTS {
                 let s = n.slots[slot];
                 let id = (node << 6) | slot as u32;
-                if n.children & (1 << slot) != 0 {
+                if s.is_child() {
+                    assert!(
+                        n.occupied & (1 << slot) != 0,
+                        "node {node}: a child without its bit"
+                    );
                     let child = nodes.node(s.head);
                     assert_eq!(
                         child.parent, id,
@@ -80,14 +79,15 @@ impl<T> TreeWheel<T> {
                 while cur != NIL {
                     assert!(len < s.len, "list {id} is longer than its length {}", s.len);
                     let e = self.slab.at(cur);
-                    assert_eq!(e.prev, prev, "list {id}: broken prev link at {cur}");
+                    let link = nodes.link(cur);
+                    assert_eq!(link.prev, prev, "list {id}: broken prev link at {cur}");
                     assert_eq!(
                         e.list, id,
                         "timer {cur} names list {} but is in {id}",
                         e.list
                     );
-                    let (want, _) =
-                        nodes.find(self.levels[level_for(self.elapsed, e.deadline)], e.deadline);
+                    let level = level_for(self.elapsed, e.deadline);
+                    let (want, _) = nodes.find(self.levels[level], level, e.deadline);
                     assert_eq!(want, id, "timer {cur} due {} is out of place", e.deadline);
                     if n.parent != NIL {
                         let span = 1u128 << (6 * n.level);
@@ -113,7 +113,7 @@ impl<T> TreeWheel<T> {
                         overdue += 1;
                     }
                     prev = cur;
-                    cur = e.next;
+                    cur = link.next;
                     len += 1;
                 }
                 assert_eq!(len, s.len, "list {id} length");

@@ -63,7 +63,7 @@ impl<T> TreeWheel<T> {
         let pre = options
             .preallocate
             .min(options.capacity.unwrap_or(usize::MAX));
-        let mut nodes = Nodes::new();
+        let mut nodes = Nodes::new(pre);
         let levels = core::array::from_fn(|level| nodes.root(level));
         Self {
             slab: Slab::new(options.capacity, pre),
@@ -97,17 +97,21 @@ impl<T> TreeWheel<T> {
         if deadline < self.hint {
             self.hint = deadline;
         }
-        let root = self.levels[level_for(self.elapsed, deadline)];
-        self.work += self.nodes.push(&mut self.slab, root, deadline, index);
+        let level = level_for(self.elapsed, deadline);
+        self.work += self
+            .nodes
+            .push(&mut self.slab, self.levels[level], level, deadline, index);
     }
 
     /// Unlinks timer `index` from its place.
     #[inline(always)]
     fn unplace(&mut self, index: u32) {
-        if self.slab.at(index).deadline < self.elapsed {
+        let e = self.slab.at(index);
+        if e.deadline < self.elapsed {
             self.overdue -= 1;
         }
-        self.work += self.nodes.unlink(&mut self.slab, index);
+        let list = e.list;
+        self.work += self.nodes.unlink(index, list);
     }
 
     /// Hands timer `index` (unlinked) out of the slab.
@@ -147,9 +151,7 @@ impl<T> TreeWheel<T> {
             let ready = self.levels[0];
             let cursor = slot_for(self.elapsed, 0);
             if self.nodes.node(ready).occupied & (1 << cursor) != 0 {
-                let (index, work) = self
-                    .nodes
-                    .pop_front(&mut self.slab, (ready << 6) | cursor as u32);
+                let (index, work) = self.nodes.pop_front((ready << 6) | cursor as u32);
                 self.work += work;
                 return Some(index);
             }
@@ -201,7 +203,7 @@ impl<T> TreeWheel<T> {
         let mut node = self.nodes.node(self.levels[level]);
         let mut slot = slot;
         let mut bound = start;
-        while node.children & (1 << slot) != 0 {
+        while node.slots[slot].is_child() {
             self.work += 1;
             node = self.nodes.node(node.slots[slot].head);
             slot = node.occupied.trailing_zeros() as usize;
@@ -217,15 +219,16 @@ impl<T> TreeWheel<T> {
         let (mut level, mut slot) = (level, slot);
         loop {
             let root = self.levels[level];
-            if self.nodes.node(root).children & (1 << slot) == 0 {
+            if !self.nodes.node(root).slots[slot].is_child() {
                 let mut cur = self.nodes.take_list((root << 6) | slot as u32);
                 while cur != NIL {
-                    let (next, deadline) = {
-                        let e = self.slab.at(cur);
-                        (e.next, e.deadline)
-                    };
-                    let to = self.levels[level_for(self.elapsed, deadline)];
-                    self.work += 1 + self.nodes.push(&mut self.slab, to, deadline, cur);
+                    let next = self.nodes.next(cur);
+                    let deadline = self.slab.at(cur).deadline;
+                    let to = level_for(self.elapsed, deadline);
+                    self.work +=
+                        1 + self
+                            .nodes
+                            .push(&mut self.slab, self.levels[to], to, deadline, cur);
                     self.stats.cascaded += 1;
                     cur = next;
                 }
@@ -260,18 +263,19 @@ impl<T> TreeWheel<T> {
         let (mut node, mut slot) = found.expect("an overdue timer sits below the cursor");
         loop {
             let n = self.nodes.node(node);
+            let level = n.level as usize;
             let list = (node << 6) | slot as u32;
-            if n.children & (1 << slot) != 0 {
+            if n.slots[slot].is_child() {
                 self.work += 1;
                 node = n.slots[slot].head;
                 slot = self.nodes.node(node).occupied.trailing_zeros() as usize;
-            } else if n.level == 0 || n.slots[slot].len == 1 {
-                let (index, work) = self.nodes.pop_front(&mut self.slab, list);
+            } else if level == 0 || n.slots[slot].len == 1 {
+                let (index, work) = self.nodes.pop_front(list);
                 self.work += work;
                 return index;
             } else {
                 // A list of mixed deadlines: sort it one level finer.
-                self.work += self.nodes.split_now(&mut self.slab, list);
+                self.work += self.nodes.split_now(&mut self.slab, list, level);
             }
         }
     }
@@ -282,9 +286,8 @@ impl<T> TreeWheel<T> {
         for list in self.nodes.lists(&self.levels) {
             let mut cur = self.nodes.slot(list).head;
             while cur != NIL {
-                let e = self.slab.at(cur);
-                all.push((e.deadline, cur));
-                cur = e.next;
+                all.push((self.slab.at(cur).deadline, cur));
+                cur = self.nodes.next(cur);
             }
         }
         // Equal deadlines share one list, in first-in first-out order: a stable sort keeps it.
@@ -294,7 +297,8 @@ impl<T> TreeWheel<T> {
 
     /// Fresh, empty nodes and levels.
     fn clear_places(&mut self) {
-        self.nodes = Nodes::new();
+        self.nodes = Nodes::new(0);
+        self.nodes.cover(self.slab.slots());
         let nodes = &mut self.nodes;
         self.levels = core::array::from_fn(|level| nodes.root(level));
     }
@@ -324,6 +328,7 @@ impl<T> Timer<T> for TreeWheel<T> {
             }
         };
         let start = self.work;
+        self.nodes.cover(self.slab.slots());
         self.place(key.index, deadline);
         self.note_work(start);
         Ok(key)
@@ -411,10 +416,12 @@ impl<T> Timer<T> for TreeWheel<T> {
         self.clear_places();
         for index in order {
             let deadline = self.slab.at(index).deadline;
-            let root = self.levels[level_for(self.elapsed, deadline)];
-            self.nodes.push(&mut self.slab, root, deadline, index);
+            let level = level_for(self.elapsed, deadline);
+            self.nodes
+                .push(&mut self.slab, self.levels[level], level, deadline, index);
         }
         self.slab.shrink_to_fit();
+        self.nodes.shrink_links(self.slab.slots());
     }
 
     fn allocated_bytes(&self) -> usize {

@@ -1,17 +1,24 @@
 //! The nodes: 64-slot arrays of intrusive FIFO lists, and what happens when a slot gets crowded.
 //!
 //! A node covers a range of `64^(level + 1)` ticks in 64 slots of `64^level` ticks each. Each
-//! slot is either a list of timers threaded through the slab (`prev`/`next` in the entries,
-//! head, tail and length here) or, once crowded, a *child* node over that slot's range, one
-//! level finer. The wheel's levels are nodes too ([`Nodes::root`]).
+//! slot is either a list of timers (head, tail and length in the slot) or, once crowded, a
+//! *child* node over that slot's range, one level finer. The wheel's levels are nodes too
+//! ([`Nodes::root`]).
+//!
+//! A list's links are not in the slab entries but in `links`, an array beside the slab with
+//! one [`Link`] per slab index. Linking a timer in or out then writes its neighbours' links
+//! with plain stores, which the CPU retires without waiting for their cache lines; a store
+//! into a slab entry would first read it (to check the slot is occupied), and at a million
+//! timers each such read is a cache miss that stalls the call.
 //!
 //! # Invariants
 //! - A list of a node of level 1 or higher holds at most [`MAX_LIST`] timers. Pushing one
 //!   more *splits* it: a child node of the level below takes its timers, in list order, and may
 //!   split in turn. A level-0 list holds one tick, any number of timers.
-//! - Every entry's `list` names the list it is in; lists keep the order of their pushes.
-//! - Bit `s` of `occupied` is set iff slot `s` holds a non-empty list or a child; of `children`
-//!   iff it holds a child (whose `parent` names the slot).
+//! - Every entry's `list` names the list it is in; lists keep the order of their pushes;
+//!   `links` has an element for every slab index.
+//! - Bit `s` of `occupied` is set iff slot `s` holds a non-empty list or a child (whose
+//!   `parent` names the slot).
 //! - A child node is never empty: the unlink that empties it releases it, and its parent slot
 //!   becomes an empty list, and so on up. Root nodes (no parent) stay while empty.
 //! - Released nodes wait in `free` for reuse, so steady churn allocates nothing.
@@ -49,7 +56,8 @@ fn split_id(list: ListId) -> (usize, usize) {
     ((list >> SLOT_BITS) as usize, (list as usize) & (SLOTS - 1))
 }
 
-/// A slot: a list (`head`, `tail`, `len`), or for a child slot the child's index in `head`.
+/// A slot: a list (`head`, `tail`, `len`), or a child (`len` is [`CHILD`], `head` the
+/// child's index), so a descent reads only the slot's own cache line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Slot {
     pub(crate) head: u32,
@@ -57,18 +65,34 @@ pub(crate) struct Slot {
     pub(crate) len: u32,
 }
 
+/// The `len` of a slot that holds a child.
+pub(crate) const CHILD: u32 = u32::MAX;
+
 impl Slot {
     const EMPTY: Slot = Slot {
         head: NIL,
         tail: NIL,
         len: 0,
     };
+
+    fn child(node: u32) -> Slot {
+        Slot {
+            head: node,
+            tail: NIL,
+            len: CHILD,
+        }
+    }
+
+    /// Whether the slot holds a child node.
+    #[inline(always)]
+    pub(crate) fn is_child(&self) -> bool {
+        self.len == CHILD
+    }
 }
 
 /// 64 slots over `64^(level + 1)` ticks from `base`.
 pub(crate) struct Node {
     pub(crate) occupied: u64,
-    pub(crate) children: u64,
     /// Slots span `64^level` ticks.
     pub(crate) level: u32,
     /// The slot this node hangs from, or `NIL` for a root (a level of the wheel).
@@ -82,7 +106,6 @@ impl Node {
     fn new(level: usize, parent: ListId, base: Tick) -> Self {
         Self {
             occupied: 0,
-            children: 0,
             level: level as u32,
             parent,
             base,
@@ -91,20 +114,63 @@ impl Node {
     }
 }
 
-/// Every node, by index. Boxed (against clippy's `vec_box`) so that growing the arena moves
+/// A timer's neighbours in its list (`NIL` at the ends).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Link {
+    pub(crate) prev: u32,
+    pub(crate) next: u32,
+}
+
+impl Link {
+    const NONE: Link = Link {
+        prev: NIL,
+        next: NIL,
+    };
+}
+
+/// Every node, by index, and the lists' links. Boxed (against clippy's `vec_box`) so that growing the arena moves
 /// 8-byte pointers, not 800-byte nodes: no call copies the nodes.
 #[allow(clippy::vec_box)]
 pub(crate) struct Nodes {
     nodes: Vec<Box<Node>>,
     free: Vec<u32>,
+    /// The list links of slab index `i`.
+    links: Vec<Link>,
 }
 
 impl Nodes {
-    pub(crate) fn new() -> Self {
+    /// No nodes; room for the links of `timers` timers.
+    pub(crate) fn new(timers: usize) -> Self {
         Self {
             nodes: Vec::new(),
             free: Vec::new(),
+            links: Vec::with_capacity(timers),
         }
+    }
+
+    /// Makes room for the links of slab indices below `slots`.
+    #[inline(always)]
+    pub(crate) fn cover(&mut self, slots: usize) {
+        if self.links.len() < slots {
+            self.links.resize(slots, Link::NONE);
+        }
+    }
+
+    /// Keeps the links of slab indices below `slots` only, and their memory.
+    pub(crate) fn shrink_links(&mut self, slots: usize) {
+        self.links.truncate(slots);
+        self.links.shrink_to_fit();
+    }
+
+    /// The timer after `index` in its list, or `NIL`.
+    #[inline(always)]
+    pub(crate) fn next(&self, index: u32) -> u32 {
+        self.links[index as usize].next
+    }
+
+    /// The links of timer `index`.
+    pub(crate) fn link(&self, index: u32) -> Link {
+        self.links[index as usize]
     }
 
     /// A new empty root node of `level`, for a level of the wheel.
@@ -146,38 +212,41 @@ impl Nodes {
         self.nodes.capacity() * core::mem::size_of::<Box<Node>>()
             + self.nodes.len() * core::mem::size_of::<Node>()
             + self.free.capacity() * core::mem::size_of::<u32>()
+            + self.links.capacity() * core::mem::size_of::<Link>()
     }
 
     /// The list a timer due at `deadline` goes to, from slot `slot_for(deadline, level)` of
-    /// root `node`, through the children on the way; and the nodes descended.
+    /// root `node` of `level`, through the children on the way; its level, and the nodes
+    /// descended.
     #[inline(always)]
-    pub(crate) fn find(&self, mut node: u32, deadline: Tick) -> (ListId, u64) {
-        let mut work = 0;
+    pub(crate) fn find(&self, mut node: u32, mut level: usize, deadline: Tick) -> (ListId, usize) {
         loop {
-            let n = &self.nodes[node as usize];
-            let slot = slot_for(deadline, n.level as usize);
-            if n.children & (1 << slot) == 0 {
-                return (list_id(node, slot), work);
+            let slot = slot_for(deadline, level);
+            let s = &self.nodes[node as usize].slots[slot];
+            if !s.is_child() {
+                return (list_id(node, slot), level);
             }
-            node = n.slots[slot].head;
-            work += 1;
+            node = s.head;
+            level -= 1;
         }
     }
 
-    /// Appends timer `index`, due at `deadline`, to its list under root `node` (splitting a
-    /// list that gets crowded); returns the work done.
+    /// Appends timer `index`, due at `deadline`, to its list under root `node` of `level`
+    /// (splitting a list that gets crowded); returns the work done.
     #[inline(always)]
     pub(crate) fn push<T>(
         &mut self,
         slab: &mut Slab<Entry<T>>,
         node: u32,
+        level: usize,
         deadline: Tick,
         index: u32,
     ) -> u64 {
-        let (list, work) = self.find(node, deadline);
+        let (list, at) = self.find(node, level, deadline);
+        let work = (level - at) as u64;
         let len = self.append(slab, list, index);
-        if len > MAX_LIST && self.nodes[(list >> SLOT_BITS) as usize].level > 0 {
-            return work + self.split(slab, list);
+        if len > MAX_LIST && at > 0 {
+            return work + self.split(slab, list, at);
         }
         work
     }
@@ -196,38 +265,30 @@ impl Nodes {
             s.head = index;
             n.occupied |= 1 << slot;
         } else {
-            slab.at_mut(tail).next = index;
+            self.links[tail as usize].next = index;
         }
-        let e = slab.at_mut(index);
-        e.prev = tail;
-        e.next = NIL;
-        e.list = list;
+        self.links[index as usize] = Link {
+            prev: tail,
+            next: NIL,
+        };
+        slab.at_mut(index).list = list;
         len
     }
 
     /// Makes crowded `list` a child node one level finer and moves its timers there, in
     /// order; a child slot that gets crowded splits in turn. Returns the timers moved.
-    fn split<T>(&mut self, slab: &mut Slab<Entry<T>>, list: ListId) -> u64 {
+    fn split<T>(&mut self, slab: &mut Slab<Entry<T>>, list: ListId, level: usize) -> u64 {
         let (node, slot) = split_id(list);
-        let level = self.nodes[node].level as usize;
         let Slot { head, .. } = self.nodes[node].slots[slot];
         let base = slot_floor(slab.at(head).deadline, level);
         let child = self.alloc(level - 1, list, base);
-        let n = &mut self.nodes[node];
-        n.children |= 1 << slot;
-        n.slots[slot] = Slot {
-            head: child,
-            tail: NIL,
-            len: 0,
-        };
+        self.nodes[node].slots[slot] = Slot::child(child);
         let mut work = 0;
         let mut crowded = None;
         let mut cur = head;
         while cur != NIL {
-            let (next, deadline) = {
-                let e = slab.at(cur);
-                (e.next, e.deadline)
-            };
+            let next = self.links[cur as usize].next;
+            let deadline = slab.at(cur).deadline;
             let to = list_id(child, slot_for(deadline, level - 1));
             if self.append(slab, to, cur) > MAX_LIST {
                 crowded = Some(to);
@@ -236,23 +297,21 @@ impl Nodes {
             cur = next;
         }
         match crowded {
-            Some(to) if level > 1 => work + self.split(slab, to),
+            Some(to) if level > 1 => work + self.split(slab, to, level - 1),
             _ => work,
         }
     }
 
-    /// Unlinks timer `index` from its list, releasing nodes left empty; returns the work.
+    /// Unlinks timer `index` from `list`, the list it is in, releasing nodes left empty;
+    /// returns the work.
     #[inline(always)]
-    pub(crate) fn unlink<T>(&mut self, slab: &mut Slab<Entry<T>>, index: u32) -> u64 {
-        let (prev, next, list) = {
-            let e = slab.at(index);
-            (e.prev, e.next, e.list)
-        };
+    pub(crate) fn unlink(&mut self, index: u32, list: ListId) -> u64 {
+        let Link { prev, next } = self.links[index as usize];
         if prev != NIL {
-            slab.at_mut(prev).next = next;
+            self.links[prev as usize].next = next;
         }
         if next != NIL {
-            slab.at_mut(next).prev = prev;
+            self.links[next as usize].prev = prev;
         }
         let (node, slot) = split_id(list);
         let s = &mut self.nodes[node].slots[slot];
@@ -272,10 +331,10 @@ impl Nodes {
     /// Removes and returns the head of non-empty `list`, releasing nodes left empty; and the
     /// work.
     #[inline]
-    pub(crate) fn pop_front<T>(&mut self, slab: &mut Slab<Entry<T>>, list: ListId) -> (u32, u64) {
+    pub(crate) fn pop_front(&mut self, list: ListId) -> (u32, u64) {
         let (node, slot) = split_id(list);
         let head = self.nodes[node].slots[slot].head;
-        (head, self.unlink(slab, head))
+        (head, self.unlink(head, list))
     }
 
     /// Takes a whole list out of its slot, leaving it empty (a root's slot: nothing is
@@ -283,7 +342,7 @@ impl Nodes {
     pub(crate) fn take_list(&mut self, list: ListId) -> u32 {
         let (node, slot) = split_id(list);
         let n = &mut self.nodes[node];
-        debug_assert!(n.children & (1 << slot) == 0);
+        debug_assert!(!n.slots[slot].is_child());
         let head = n.slots[slot].head;
         n.slots[slot] = Slot::EMPTY;
         n.occupied &= !(1 << slot);
@@ -293,19 +352,23 @@ impl Nodes {
     /// Takes the child out of slot `slot` of root `node` and makes it a root; returns it.
     pub(crate) fn take_child(&mut self, node: u32, slot: usize) -> u32 {
         let n = &mut self.nodes[node as usize];
-        debug_assert!(n.children & (1 << slot) != 0);
+        debug_assert!(n.slots[slot].is_child());
         let child = n.slots[slot].head;
         n.slots[slot] = Slot::EMPTY;
         n.occupied &= !(1 << slot);
-        n.children &= !(1 << slot);
         self.nodes[child as usize].parent = NIL;
         child
     }
 
     /// Splits `list` (of level 1 or higher) whatever its length, so that its timers can be
     /// taken in deadline order from the child; returns the work.
-    pub(crate) fn split_now<T>(&mut self, slab: &mut Slab<Entry<T>>, list: ListId) -> u64 {
-        self.split(slab, list)
+    pub(crate) fn split_now<T>(
+        &mut self,
+        slab: &mut Slab<Entry<T>>,
+        list: ListId,
+        level: usize,
+    ) -> u64 {
+        self.split(slab, list, level)
     }
 
     /// A list just became empty: clears its bit and releases every node this leaves empty,
@@ -316,7 +379,6 @@ impl Nodes {
             let (node, slot) = split_id(list);
             let n = &mut self.nodes[node];
             n.occupied &= !(1 << slot);
-            n.children &= !(1 << slot);
             n.slots[slot] = Slot::EMPTY;
             if n.occupied != 0 || n.parent == NIL {
                 return work;
@@ -338,7 +400,7 @@ impl Nodes {
             while bits != 0 {
                 let slot = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                if n.children & (1 << slot) != 0 {
+                if n.slots[slot].is_child() {
                     stack.push(n.slots[slot].head);
                 } else {
                     out.push(list_id(node, slot));
