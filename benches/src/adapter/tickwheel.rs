@@ -6,7 +6,6 @@ use std::time::Duration;
 use tickwheel::trace::Recorder;
 use tickwheel::{
     FromOptions, HashedWheel, HierarchicalWheel, IndexedHeap, LazyHeap, Options, Timer, TimerKey,
-    TreeWheel,
 };
 
 use super::Adapter;
@@ -36,7 +35,6 @@ macro_rules! tw_kind {
 tw_kind! {
     HashedWheel<u64> => "tw-hashed",
     HierarchicalWheel<u64> => "tw-hierarchical",
-    TreeWheel<u64> => "tw-tree",
     IndexedHeap<u64> => "tw-heap",
     LazyHeap<u64> => "tw-lazy-heap",
 }

@@ -47,9 +47,7 @@
 
 use std::time::{Duration, Instant};
 
-use tickwheel::{
-    FromOptions, HashedWheel, HierarchicalWheel, IndexedHeap, Options, Tick, Timer, TreeWheel,
-};
+use tickwheel::{FromOptions, HashedWheel, HierarchicalWheel, IndexedHeap, Options, Tick, Timer};
 
 const N: u64 = 1_000_000;
 
@@ -439,7 +437,6 @@ fn main() {
                 runs,
                 &[
                     ("hierarchical", $f::<HierarchicalWheel<u64>>),
-                    ("tree", $f::<TreeWheel<u64>>),
                     ("hashed", $f::<HashedWheel<u64>>),
                 ],
                 $f::<IndexedHeap<u64>>,

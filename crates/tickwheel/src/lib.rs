@@ -7,7 +7,7 @@
 //!
 //! | type | design | pick it when |
 //! |---|---|---|
-//! | [`HierarchicalWheel`] | 11 levels × 64 slots (every `u64` tick), bitmap per level, cascading | many timers, most cancelled or pushed later (I/O timeouts) |
+//! | [`HierarchicalWheel`] | 11 levels × 64 slots (every `u64` tick), a crowded slot split into a finer wheel; every call bounded | many timers, most cancelled or pushed later (I/O timeouts) |
 //! | [`HashedWheel`] | one ring of 2^k slots, far timers wait extra laps | timeouts mostly shorter than one revolution |
 //! | [`IndexedHeap`] | 4-ary min-heap with positions | few timers, exact next deadline |
 //! | [`LazyHeap`] | binary heap, cancel marks dead | insert-heavy, cancel-light |
@@ -55,5 +55,3 @@ pub use kind::{Kind, UnknownKind};
 pub use timer::{Expired, FromOptions, Options, Stats, Tick, Timer};
 pub use wheel::hashed::HashedWheel;
 pub use wheel::hierarchical::HierarchicalWheel;
-#[doc(hidden)]
-pub use wheel::tree::TreeWheel;

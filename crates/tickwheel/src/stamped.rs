@@ -1,12 +1,9 @@
-//! The slab entry of the lazily deleting designs (the lazy heap, the hierarchical wheel's
-//! buckets): payload, deadline, generation and the insertion number (`seq`) that names the one
-//! live reference to the timer.
+//! The slab entry of the lazy heap: payload, deadline, generation and the insertion number
+//! (`seq`) that names the one live reference to the timer.
 //!
 //! Such a design keeps references `(index, seq)` to entries and never searches for them on
 //! cancel or reset: the entry takes a new `seq` (or leaves the slab) and every older reference
 //! to it is dead from then on, because seqs are never reused while a reference could hold one.
-//! (The hierarchical wheel may instead keep a reset timer's reference as its home and encode
-//! both seqs in the entry's [`Word`]: see `wheel::hierarchical::moved`.)
 //!
 //! # Costs
 //! | operation | cost |
@@ -19,49 +16,28 @@ use core::num::NonZeroU32;
 use crate::slab::{Slab, FIRST_GENERATION};
 use crate::{Expired, Tick, TimerKey};
 
-/// An entry's deadline word. For every entry but one the hierarchical wheel moved in place it
-/// is the deadline; a moved entry packs two halves into it instead: its home reference's seq
-/// (high) and its new deadline's low 32 bits (low), which `wheel::hierarchical::moved`
-/// completes from the cursor. Only that module builds or reads the packed form.
+/// An entry's deadline word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Word(Tick);
 
 impl Word {
-    /// The word of an entry not moved in place: its deadline.
+    /// The word of a deadline.
     #[inline(always)]
     pub(crate) const fn deadline(deadline: Tick) -> Self {
         Self(deadline)
     }
 
-    /// The word of a moved entry: its home's seq and its deadline's low half.
-    #[inline(always)]
-    pub(crate) fn packed(home: u32, low: u32) -> Self {
-        Self((Tick::from(home) << 32) | Tick::from(low))
-    }
-
-    /// The deadline, for an entry not moved in place.
+    /// The deadline.
     #[inline(always)]
     pub(crate) const fn plain(self) -> Tick {
         self.0
-    }
-
-    /// A moved entry's home seq.
-    #[inline(always)]
-    pub(crate) const fn home(self) -> u32 {
-        (self.0 >> 32) as u32
-    }
-
-    /// A moved entry's deadline, low 32 bits.
-    #[inline(always)]
-    pub(crate) const fn low(self) -> u32 {
-        self.0 as u32
     }
 }
 
 #[derive(Debug)]
 pub(crate) struct Stamped<T> {
     pub(crate) payload: T,
-    /// The deadline, or a moved entry's packed halves: see [`Word`].
+    /// The deadline.
     pub(crate) word: Word,
     pub(crate) generation: NonZeroU32,
     /// Insertion order (inserts and resets); names the one live reference to this timer.
@@ -82,14 +58,13 @@ impl<T> Stamped<T> {
         }
     }
 
-    /// The deadline of an entry not moved in place (the wheel reads a moved one through
-    /// `moved::unpacked`).
+    /// The deadline.
     #[inline(always)]
     pub(crate) fn deadline(&self) -> Tick {
         self.word.plain()
     }
 
-    /// Sets the deadline of an entry not moved in place.
+    /// Sets the deadline.
     #[inline(always)]
     pub(crate) fn set_deadline(&mut self, deadline: Tick) {
         self.word = Word::deadline(deadline);

@@ -11,9 +11,3 @@ pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
         x
     }
 }
-
-/// A generator of numbers below its argument, from `seed` (not zero).
-pub(crate) fn below(seed: u64) -> impl FnMut(u64) -> u64 {
-    let mut next = xorshift(seed);
-    move |n| next() % n
-}

@@ -13,13 +13,12 @@
 //!    (each timer starts its generations elsewhere on the `u32` circle; the residual chance is
 //!    in the slab's docs).
 //! 6. **Bounded work per call.** `poll` returns one timer per call. The most work any one call
-//!    did is counted ([`Stats::max_call_work`]); each design's cost table says how large a
-//!    single call can get. The hashed wheel bounds every call
-//!    ([`HashedWheel::max_call_work_bound`](crate::HashedWheel::max_call_work_bound)); the
-//!    hierarchical wheel bounds a call while polls come when `next_deadline` asks, and after a
-//!    stall up to the slots that were then the earliest of their levels; not a poll that reads
-//!    dead references ahead of the next live timer, nor its renumbering once per 2^31 inserts
-//!    and resets (its module docs give the bound).
+//!    did is counted ([`Stats::max_call_work`]). Both wheels bound every call but `drain` and
+//!    `shrink_to_fit` by a constant:
+//!    [`HierarchicalWheel::max_call_work_bound`](crate::HierarchicalWheel::max_call_work_bound)
+//!    (`LEVELS · (MAX_LIST + 2 · LEVELS)` = 594 units) and
+//!    [`HashedWheel::max_call_work_bound`](crate::HashedWheel::max_call_work_bound); the heaps'
+//!    calls are O(log n) (the lazy heap's rebuild, O(n), excepted).
 //! 7. **Next deadline.** `next_deadline()` is never later than the earliest pending deadline.
 //! 8. **Any deadline.** Past deadlines fire at the next poll; `u64::MAX` is accepted.
 //! 9. **Bounded when asked.** With a capacity, an insert beyond it is refused with the payload.
@@ -95,9 +94,9 @@ pub struct Stats {
     /// until `next_deadline` makes in vain (see [`Timer::next_deadline`] for how early an
     /// answer can be). Always 0 on the heaps, whose answer is exact.
     pub empty_wakeups: u64,
-    /// Wheels: the most work any one call did, in units of one reference moved, read or
-    /// dropped, or one slot visited (the hashed wheel also counts each 64-slot word of its
-    /// ring it looked at). Each wheel's cost table states its bound.
+    /// Wheels: the most work any one call did, in units of one timer moved, one node or slot
+    /// visited (the hashed wheel also counts each 64-slot word of its ring it looked at).
+    /// Each wheel's cost table states its bound.
     pub max_call_work: u64,
 }
 
@@ -263,7 +262,7 @@ pub trait Timer<T> {
     /// - the heaps: exactly the earliest deadline;
     /// - the hierarchical wheel: the earliest deadline, or the start of the slot it waits in
     ///   (level `k` slots span `64^k` ticks). A poll there cascades the slot a level down, so
-    ///   a timer costs an event loop at most 5 early wake-ups, one per level it crosses;
+    ///   a timer costs an event loop at most one early wake-up per level it crosses;
     /// - the hashed wheel: the earliest deadline when it computes the answer (a slot holds one
     ///   deadline); a cached answer that a cancel or reset made stale stays low until the next
     ///   poll past it.
@@ -309,7 +308,7 @@ pub trait Timer<T> {
     /// pending timers need, plus the structure's fixed floor, as long as the live timers sit
     /// at low slab indices: inserts take a free slot from the lowest page of 1,024 slots that
     /// has one, so timers inserted after a burst do. A timer still pending from the burst's
-    /// peak keeps the slots below it. O(n) (the hierarchical wheel: O(n log n), it rebuilds every place); call it from
+    /// peak keeps the slots below it. O(n) (the hierarchical wheel: O(n log n), it places every timer anew); call it from
     /// a quiet moment, not per operation.
     ///
     /// ```

@@ -18,11 +18,6 @@ mod hierarchical {
     tickwheel::contract_suite!(HierarchicalWheel::<u64>::from_options);
 }
 
-mod tree {
-    use tickwheel::{FromOptions, TreeWheel};
-    tickwheel::contract_suite!(TreeWheel::<u64>::from_options);
-}
-
 mod indexed_heap {
     use tickwheel::{FromOptions, IndexedHeap};
     tickwheel::contract_suite!(IndexedHeap::<u64>::from_options);

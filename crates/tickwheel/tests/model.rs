@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use tickwheel::{
     FromOptions, HashedWheel, HierarchicalWheel, IndexedHeap, InsertError, LazyHeap, Options,
-    StaleKeyError, Tick, Timer, TimerKey, TreeWheel,
+    StaleKeyError, Tick, Timer, TimerKey,
 };
 
 /// Sequences per implementation: 10,000 in release builds (CI), fewer in debug builds.
@@ -204,11 +204,7 @@ fn subjects(options: Options) -> Vec<Subject> {
     let timers: Vec<(Box<dyn Timer<u64>>, Option<u64>)> = vec![
         (
             Box::new(HierarchicalWheel::from_options(options).unwrap()),
-            None,
-        ),
-        (
-            Box::new(TreeWheel::from_options(options).unwrap()),
-            Some(TreeWheel::<u64>::max_call_work_bound()),
+            Some(HierarchicalWheel::<u64>::max_call_work_bound()),
         ),
         hashed(64),
         hashed(256),

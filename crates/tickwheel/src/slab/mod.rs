@@ -298,19 +298,8 @@ impl<E: Generational> Slab<E> {
         }
     }
 
-    /// The entry a key names, mutably: one bounds check and one generation compare.
-    #[inline]
-    pub(crate) fn get_mut(&mut self, key: TimerKey) -> Option<&mut E> {
-        match self.slots.get_mut(key.index as usize) {
-            Some(Slot::Occupied(value)) if value.generation().get() == key.generation => {
-                Some(value)
-            }
-            _ => None,
-        }
-    }
-
     /// Vacates the slot a key names and returns its entry; `None` for a stale key.
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn remove(&mut self, key: TimerKey) -> Option<E> {
         self.take_if(key.index, |e| e.generation().get() == key.generation)
             .map(|(_, e)| e)
@@ -318,7 +307,7 @@ impl<E: Generational> Slab<E> {
 
     /// Vacates slot `index` if it is occupied by an entry `keep` accepts, returning the key it
     /// had and the entry: one slot access where a check, a key and a removal would take three.
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn take_if(
         &mut self,
         index: u32,

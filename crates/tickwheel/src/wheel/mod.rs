@@ -15,4 +15,3 @@
 
 pub(crate) mod hashed;
 pub(crate) mod hierarchical;
-pub(crate) mod tree;
