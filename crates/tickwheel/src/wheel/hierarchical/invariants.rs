@@ -2,8 +2,8 @@
 
 use alloc::vec;
 
-use super::level::{level_for, slot_for, LEVELS, SLOTS};
-use super::nodes::MAX_LIST;
+use super::level::{level_for, slot_for, span, LEVELS, SLOTS};
+use super::nodes::{list_id, MAX_LIST};
 use super::HierarchicalWheel;
 use crate::slab::NIL;
 
@@ -45,7 +45,7 @@ impl<T> HierarchicalWheel<T> {
             );
             for slot in 0..SLOTS {
                 let s = n.slots[slot];
-                let id = (node << 6) | slot as u32;
+                let id = list_id(node, slot);
                 if s.is_child() {
                     assert!(
                         n.occupied & (1 << slot) != 0,
@@ -90,7 +90,7 @@ impl<T> HierarchicalWheel<T> {
                     let (want, _) = nodes.find(self.levels[level], level, e.deadline);
                     assert_eq!(want, id, "timer {cur} due {} is out of place", e.deadline);
                     if n.parent != NIL {
-                        let span = 1u128 << (6 * n.level);
+                        let span = u128::from(span(n.level as usize));
                         let at = u128::from(n.base) + slot as u128 * span;
                         let d = u128::from(e.deadline);
                         assert!(

@@ -31,6 +31,12 @@ pub(crate) fn slot_for(d: Tick, level: usize) -> usize {
     ((d >> (SLOT_BITS as usize * level)) & (SLOTS as u64 - 1)) as usize
 }
 
+/// Ticks a slot of `level` spans: `64^level`.
+#[inline(always)]
+pub(crate) fn span(level: usize) -> u64 {
+    1 << (SLOT_BITS as usize * level)
+}
+
 /// The first tick of the `level` slot that holds tick `t`.
 #[inline(always)]
 pub(crate) fn slot_floor(t: Tick, level: usize) -> Tick {

@@ -69,8 +69,8 @@ use crate::{
     TimerKey,
 };
 use entry::Entry;
-use level::{above, below, level_for, slot_for, slot_start, LEVELS};
-use nodes::{Nodes, MAX_LIST};
+use level::{above, below, level_for, slot_for, slot_start, span, LEVELS};
+use nodes::{list_id, Nodes, MAX_LIST};
 
 /// A hierarchical timing wheel: eleven levels of 64 slots, a crowded slot split into a finer
 /// wheel, so that every call does at most [`max_call_work_bound`](Self::max_call_work_bound)
@@ -232,7 +232,7 @@ impl<T> HierarchicalWheel<T> {
             let ready = self.levels[0];
             let cursor = slot_for(self.elapsed, 0);
             if self.nodes.node(ready).occupied & (1 << cursor) != 0 {
-                let (index, work) = self.nodes.pop_front((ready << 6) | cursor as u32);
+                let (index, work) = self.nodes.pop_front(list_id(ready, cursor));
                 self.work += work;
                 return Some(index);
             }
@@ -288,7 +288,7 @@ impl<T> HierarchicalWheel<T> {
             self.work += 1;
             node = self.nodes.node(node.slots[slot].head);
             slot = node.occupied.trailing_zeros() as usize;
-            bound = node.base + ((slot as u64) << (6 * node.level));
+            bound = node.base + span(node.level as usize) * slot as u64;
         }
         bound
     }
@@ -296,12 +296,11 @@ impl<T> HierarchicalWheel<T> {
     /// The cursor has just moved onto the start of slot `slot` of `level` (1 or higher):
     /// its timers move down. A list's timers are placed anew; a child node becomes the level
     /// below whole, and its own first slot, which the cursor is on, moves down in turn.
-    fn cascade(&mut self, level: usize, slot: usize) {
-        let (mut level, mut slot) = (level, slot);
+    fn cascade(&mut self, mut level: usize, mut slot: usize) {
         loop {
             let root = self.levels[level];
             if !self.nodes.node(root).slots[slot].is_child() {
-                let mut cur = self.nodes.take_list((root << 6) | slot as u32);
+                let mut cur = self.nodes.take_list(list_id(root, slot));
                 while cur != NIL {
                     let next = self.nodes.next(cur);
                     let deadline = self.slab.at(cur).deadline;
@@ -345,7 +344,7 @@ impl<T> HierarchicalWheel<T> {
         loop {
             let n = self.nodes.node(node);
             let level = n.level as usize;
-            let list = (node << 6) | slot as u32;
+            let list = list_id(node, slot);
             if n.slots[slot].is_child() {
                 self.work += 1;
                 node = n.slots[slot].head;
@@ -356,7 +355,7 @@ impl<T> HierarchicalWheel<T> {
                 return index;
             } else {
                 // A list of mixed deadlines: sort it one level finer.
-                self.work += self.nodes.split_now(&mut self.slab, list, level);
+                self.work += self.nodes.split(&mut self.slab, list, level);
             }
         }
     }

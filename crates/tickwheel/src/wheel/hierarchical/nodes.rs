@@ -47,7 +47,7 @@ pub(crate) const MAX_LIST: u32 = 32;
 pub(crate) type ListId = u32;
 
 #[inline(always)]
-fn list_id(node: u32, slot: usize) -> ListId {
+pub(crate) fn list_id(node: u32, slot: usize) -> ListId {
     node << SLOT_BITS | slot as u32
 }
 
@@ -275,9 +275,15 @@ impl Nodes {
         len
     }
 
-    /// Makes crowded `list` a child node one level finer and moves its timers there, in
-    /// order; a child slot that gets crowded splits in turn. Returns the timers moved.
-    fn split<T>(&mut self, slab: &mut Slab<Entry<T>>, list: ListId, level: usize) -> u64 {
+    /// Makes `list` (of level 1 or higher, crowded, or due and of mixed deadlines) a child
+    /// node one level finer and moves its timers there, in order; a child slot that gets
+    /// crowded splits in turn. Returns the timers moved.
+    pub(crate) fn split<T>(
+        &mut self,
+        slab: &mut Slab<Entry<T>>,
+        list: ListId,
+        level: usize,
+    ) -> u64 {
         let (node, slot) = split_id(list);
         let Slot { head, .. } = self.nodes[node].slots[slot];
         let base = slot_floor(slab.at(head).deadline, level);
@@ -358,17 +364,6 @@ impl Nodes {
         n.occupied &= !(1 << slot);
         self.nodes[child as usize].parent = NIL;
         child
-    }
-
-    /// Splits `list` (of level 1 or higher) whatever its length, so that its timers can be
-    /// taken in deadline order from the child; returns the work.
-    pub(crate) fn split_now<T>(
-        &mut self,
-        slab: &mut Slab<Entry<T>>,
-        list: ListId,
-        level: usize,
-    ) -> u64 {
-        self.split(slab, list, level)
     }
 
     /// A list just became empty: clears its bit and releases every node this leaves empty,

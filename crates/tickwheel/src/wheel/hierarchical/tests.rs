@@ -49,9 +49,8 @@ fn equal_deadlines_leave_in_insertion_order_through_splits_and_cascades() {
     let keys: Vec<_> = (0..5_000u32)
         .map(|i| wheel.insert(300_000 + u64::from(i % 3), i).unwrap())
         .collect();
-    for (i, key) in keys.iter().enumerate().step_by(7) {
+    for key in keys.iter().step_by(7) {
         wheel.reset(*key, 300_001).unwrap();
-        let _ = i;
     }
     wheel.check_invariants();
     let mut last = [None::<u32>; 3];
