@@ -1,5 +1,6 @@
-//! The worst single call of each design in the nine cases that load one call the most, at a
-//! million timers, with the work counter (`Stats::max_call_work`) beside the time:
+//! The worst single call of each design in the cases that load one call the most, at a million
+//! timers, with the work counter (`Stats::max_call_work`) and the design's stated bound
+//! (`Timer::work_bound`) beside the time:
 //!
 //! - **herd**: 1,000,000 timers; 100,000 of them refreshed together, so they all share one
 //!   coarse slot, then every timer drained in deadline order;
@@ -19,10 +20,12 @@
 //! - **stall**: 1,000,000 timers due at one tick 60 s out, polled only there, as by a loop that
 //!   slept through every earlier wake-up `next_deadline` asked for;
 //! - **cancelled ahead**: 1,000,000 timers due at one tick, the first 500,000 cancelled, then
-//!   polled every tick up to it.
-//!
-//! The hierarchical wheel bounds no call in the last: a poll reads every dead reference ahead
-//! of the next live timer (see its module docs).
+//!   polled every tick up to it;
+//! - **cancelled behind one**: the same, but the 499,999 cancelled are the ones behind the
+//!   first: the lazy heap's unbounded call, a fire that pops every dead element behind it;
+//! - **rebuild**: 1,000,000 timers up to 100 s out; 800,000 of them cancelled in random order
+//!   with a poll every 100 cancels, so the lazy heap's dead elements cross its rebuild
+//!   threshold while timers keep firing; then the rest drained.
 //!
 //! ```sh
 //! cargo run --release -p tickwheel --example worst_call          # 5 runs of each case
@@ -41,13 +44,16 @@
 //! - `>50 µs`: calls whose fastest run took longer than 50 µs;
 //! - `1 run µs`: the slowest call seen in any single run, preemptions included;
 //! - `max work`: `Stats::max_call_work` (the same in every run);
-//! - `target`: for a wheel, whether `worst µs` is at most 20 µs.
+//! - `bound`: `Timer::work_bound` at the end of the run;
+//! - `target`: whether `worst µs` is at most 20 µs for a wheel, 50 µs for a heap.
 //!
 //! Each case checks that every timer fires once, in order, never early.
 
 use std::time::{Duration, Instant};
 
-use tickwheel::{FromOptions, HashedWheel, HierarchicalWheel, IndexedHeap, Options, Tick, Timer};
+use tickwheel::{
+    FromOptions, HashedWheel, HierarchicalWheel, IndexedHeap, LazyHeap, Options, Tick, Timer,
+};
 
 const N: u64 = 1_000_000;
 
@@ -61,6 +67,7 @@ struct Calls {
 struct Run {
     calls: Calls,
     work: u64,
+    bound: Option<u64>,
     total: Duration,
 }
 
@@ -70,6 +77,7 @@ impl Run {
         Run {
             calls,
             work: timer.stats().max_call_work,
+            bound: timer.work_bound(),
             total: start.elapsed(),
         }
     }
@@ -95,6 +103,7 @@ struct Worst {
     /// The slowest call in any single run.
     one_run: Duration,
     work: u64,
+    bound: Option<u64>,
     /// The median run's total time.
     total: Duration,
 }
@@ -104,6 +113,7 @@ fn measure(runs: usize, case: impl Fn() -> Run) -> Worst {
     let mut fastest: Vec<u32> = Vec::new();
     let mut one_run = 0;
     let mut work = None;
+    let mut bound = None;
     let mut totals = Vec::with_capacity(runs);
     for run in 0..runs {
         let r = case();
@@ -113,6 +123,7 @@ fn measure(runs: usize, case: impl Fn() -> Run) -> Worst {
             assert_eq!(w, r.work, "the work differed between runs");
         }
         work = Some(r.work);
+        bound = r.bound;
         if run == 0 {
             fastest = r.calls.ns;
         } else {
@@ -133,6 +144,7 @@ fn measure(runs: usize, case: impl Fn() -> Run) -> Worst {
         over_50: fastest.iter().filter(|&&t| t > 50_000).count() as u64,
         one_run: ns(one_run),
         work: work.unwrap_or(0),
+        bound,
         total: totals[totals.len() / 2],
     }
 }
@@ -344,36 +356,91 @@ fn cancelled_ahead<X: Timer<u64> + FromOptions>() -> Run {
     Run::of(&t, calls, start)
 }
 
-/// A case's rows: each wheel and the heap, run `runs` times each.
-/// A row's name and the case run on its design.
-type Design = (&'static str, fn() -> Run);
-
-fn case(name: &str, runs: usize, wheels: &[Design], heap: fn() -> Run) {
-    let heap = measure(runs, heap);
-    for &(timer, run) in wheels {
-        let w = measure(runs, run);
-        let met = if w.slowest <= TARGET { "met" } else { "missed" };
-        row(name, timer, &w, met);
+/// 1,000,000 timers due at one tick; all but the first cancelled, in order: the lazy heap
+/// keeps the dead elements (fewer than the live ones, so no rebuild), and the poll that fires
+/// the first pops all of them.
+fn cancelled_behind_one<X: Timer<u64> + FromOptions>() -> Run {
+    let mut t = fresh::<X>();
+    let mut calls = Calls::default();
+    let start = Instant::now();
+    let keys: Vec<_> = (0..N)
+        .map(|i| timed(&mut t, &mut calls, |t| t.insert(60_000, i)).unwrap())
+        .collect();
+    for &key in &keys[1..N as usize / 2] {
+        assert!(timed(&mut t, &mut calls, |t| t.cancel(key)).is_some());
     }
-    row(name, "heap", &heap, "");
+    let fired = drain(&mut t, 60_000, &mut calls);
+    assert_eq!(fired, N / 2 + 1);
+    Run::of(&t, calls, start)
 }
 
-/// The slowest single call a wheel may take.
-const TARGET: Duration = Duration::from_micros(20);
+/// 1,000,000 timers up to 100 s out; 800,000 cancelled in random order with a poll every 100
+/// cancels (the lazy heap's dead elements pass its rebuild threshold while timers fire), then
+/// the rest drained.
+fn rebuild<X: Timer<u64> + FromOptions>() -> Run {
+    let mut t = fresh::<X>();
+    let mut calls = Calls::default();
+    let start = Instant::now();
+    let mut x: u64 = 0x5851_F42D_4C95_7F2D;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut keys: Vec<_> = (0..N)
+        .map(|i| timed(&mut t, &mut calls, |t| t.insert(1 + rnd() % 100_000, i)).unwrap())
+        .collect();
+    // A Fisher-Yates shuffle: the cancel order.
+    for i in (1..keys.len()).rev() {
+        keys.swap(i, (rnd() % (i as u64 + 1)) as usize);
+    }
+    let (mut now, mut fired, mut cancelled) = (0, 0, 0);
+    for (n, &key) in keys[..800_000].iter().enumerate() {
+        if timed(&mut t, &mut calls, |t| t.cancel(key)).is_some() {
+            cancelled += 1;
+        }
+        if n % 100 == 0 {
+            now += 1;
+            fired += drain(&mut t, now, &mut calls);
+        }
+    }
+    fired += drain(&mut t, 100_000, &mut calls);
+    assert_eq!(fired + cancelled, N);
+    Run::of(&t, calls, start)
+}
+
+/// A row's name, the case run on its design, and the design's target.
+type Design = (&'static str, fn() -> Run, Duration);
+
+/// A case's rows: each design run `runs` times.
+fn case(name: &str, runs: usize, designs: &[Design]) {
+    for &(timer, run, target) in designs {
+        let w = measure(runs, run);
+        let met = if w.slowest <= target { "met" } else { "missed" };
+        row(name, timer, &w, met);
+    }
+}
+
+/// The slowest single call a wheel may take, and a heap.
+const WHEEL_TARGET: Duration = Duration::from_micros(20);
+const HEAP_TARGET: Duration = Duration::from_micros(50);
 
 fn row(case: &str, timer: &str, w: &Worst, target: &str) {
+    let bound = w.bound.map_or("-".to_string(), |b| b.to_string());
     println!(
-        "{case:<16} {timer:<13} {:>9.1} {:>7} {:>9.1} {:>9} {:>8.2}  {target}",
+        "{case:<20} {timer:<13} {:>9.1} {:>7} {:>9.1} {:>9} {:>9} {:>8.2}  {target}",
         w.slowest.as_secs_f64() * 1e6,
         w.over_50,
         w.one_run.as_secs_f64() * 1e6,
         w.work,
+        bound,
         w.total.as_secs_f64()
     );
 }
 
 /// The cases the example knows, by name.
-const CASES: [&str; 10] = [
+const CASES: [&str; 12] = [
     "herd",
     "herd behind one",
     "one deadline",
@@ -384,6 +451,8 @@ const CASES: [&str; 10] = [
     "io churn",
     "stall",
     "cancelled ahead",
+    "cancelled behind one",
+    "rebuild",
 ];
 
 /// `[RUNS] [CASE...]`: runs per case (5 unless given) and the cases to run (all unless
@@ -427,8 +496,8 @@ fn main() {
         "1,000,000 timers per case, {runs} runs each; the worst single call (insert, cancel, reset, poll or next_deadline), each call at its fastest run"
     );
     println!(
-        "{:<16} {:<13} {:>9} {:>7} {:>9} {:>9} {:>8}  target",
-        "case", "timer", "worst µs", ">50 µs", "1 run µs", "max work", "total s"
+        "{:<20} {:<13} {:>9} {:>7} {:>9} {:>9} {:>9} {:>8}  target",
+        "case", "timer", "worst µs", ">50 µs", "1 run µs", "max work", "bound", "total s"
     );
     macro_rules! rows {
         ($name:expr, $f:ident) => {
@@ -436,10 +505,11 @@ fn main() {
                 $name,
                 runs,
                 &[
-                    ("hierarchical", $f::<HierarchicalWheel<u64>>),
-                    ("hashed", $f::<HashedWheel<u64>>),
+                    ("hierarchical", $f::<HierarchicalWheel<u64>>, WHEEL_TARGET),
+                    ("hashed", $f::<HashedWheel<u64>>, WHEEL_TARGET),
+                    ("heap", $f::<IndexedHeap<u64>>, HEAP_TARGET),
+                    ("lazy heap", $f::<LazyHeap<u64>>, HEAP_TARGET),
                 ],
-                $f::<IndexedHeap<u64>>,
             )
         };
     }
@@ -454,8 +524,10 @@ fn main() {
             "churn" => rows!(name, churn),
             "io churn" => rows!(name, io_churn),
             "stall" => rows!(name, stall),
-            _ => rows!(name, cancelled_ahead),
+            "cancelled ahead" => rows!(name, cancelled_ahead),
+            "cancelled behind one" => rows!(name, cancelled_behind_one),
+            _ => rows!(name, rebuild),
         }
     }
-    println!("(max work: Stats::max_call_work, each design's units (see its cost table); 0 on the heap, which counts none; target: a wheel's worst µs at most 20 µs)");
+    println!("(max work: Stats::max_call_work, each design's units (see its cost table); bound: Timer::work_bound; target: worst µs at most 20 µs for a wheel, 50 µs for a heap)");
 }

@@ -13,12 +13,17 @@
 //!    (each timer starts its generations elsewhere on the `u32` circle; the residual chance is
 //!    in the slab's docs).
 //! 6. **Bounded work per call.** `poll` returns one timer per call. The most work any one call
-//!    did is counted ([`Stats::max_call_work`]). Both wheels bound every call but `drain` and
-//!    `shrink_to_fit` by a constant:
-//!    [`HierarchicalWheel::max_call_work_bound`](crate::HierarchicalWheel::max_call_work_bound)
-//!    (`LEVELS · (MAX_LIST + 2 · LEVELS)` = 594 units) and
-//!    [`HashedWheel::max_call_work_bound`](crate::HashedWheel::max_call_work_bound); the heaps'
-//!    calls are O(log n) (the lazy heap's rebuild, O(n), excepted).
+//!    did is counted ([`Stats::max_call_work`]), and each design states its bound
+//!    ([`Timer::work_bound`]), which every call but `drain` and `shrink_to_fit` keeps: the
+//!    wheels a constant
+//!    ([`HierarchicalWheel::max_call_work_bound`](crate::HierarchicalWheel::max_call_work_bound),
+//!    `LEVELS · (MAX_LIST + 2 · LEVELS)` = 594 units, and
+//!    [`HashedWheel::max_call_work_bound`](crate::HashedWheel::max_call_work_bound)), the
+//!    indexed heap `(D + 1) · h + 3` for a heap `h` levels deep. The heaps also leave out their
+//!    renumbering, once per `2^32` inserts and resets; the lazy heap leaves out its rebase, at
+//!    most once per `2^31` ticks, and the dead elements a call pops: firing or cancelling the
+//!    earliest timer pops every dead one ordered just behind it
+//!    ([`LazyHeap`](crate::LazyHeap) gives the formula).
 //! 7. **Next deadline.** `next_deadline()` is never later than the earliest pending deadline.
 //! 8. **Any deadline.** Past deadlines fire at the next poll; `u64::MAX` is accepted.
 //! 9. **Bounded when asked.** With a capacity, an insert beyond it is refused with the payload.
@@ -87,16 +92,18 @@ pub struct Stats {
     pub slots_scanned: u64,
     /// Lazy heap: dead (cancelled or reset) entries skipped at the top of the heap.
     pub stale_skipped: u64,
-    /// Lazy heap: rebuilds that dropped every dead entry.
+    /// Lazy heap: sweeps that ran to the end (removing the dead elements they found) and
+    /// rebases.
     pub compactions: u64,
     /// Wheels: polls that reached the tick `next_deadline` answers and found nothing due
     /// (not counting the poll that ends a run of fires): the wake-ups an event loop sleeping
     /// until `next_deadline` makes in vain (see [`Timer::next_deadline`] for how early an
     /// answer can be). Always 0 on the heaps, whose answer is exact.
     pub empty_wakeups: u64,
-    /// Wheels: the most work any one call did, in units of one timer moved, one node or slot
-    /// visited (the hashed wheel also counts each 64-slot word of its ring it looked at).
-    /// Each wheel's cost table states its bound.
+    /// The most work any one call did: for the wheels in units of one timer moved, one node or
+    /// slot visited (the hashed wheel also counts each 64-slot word of its ring it looked at),
+    /// for the heaps one element compared or moved. Each design's cost table states its bound
+    /// ([`Timer::work_bound`]).
     pub max_call_work: u64,
 }
 
@@ -294,6 +301,30 @@ pub trait Timer<T> {
     /// Work counters.
     fn stats(&self) -> Stats;
 
+    /// The most work one call may do, in [`Stats::max_call_work`] units, where the design
+    /// states a bound (`None` where it states none): a constant for the wheels, a function of
+    /// the most timers held so far for the heaps (each type's docs give the formula and the
+    /// calls it leaves out). `stats().max_call_work` never exceeds it.
+    ///
+    /// ```
+    /// use tickwheel::{HierarchicalWheel, IndexedHeap, LazyHeap, Timer};
+    ///
+    /// fn churn(timer: &mut dyn Timer<u64>) {
+    ///     let keys: Vec<_> = (0..10_000).map(|i| timer.insert(i % 977, i).unwrap()).collect();
+    ///     for key in keys.iter().step_by(3) {
+    ///         timer.cancel(*key);
+    ///     }
+    ///     while timer.poll(1_000).is_some() {}
+    ///     assert!(timer.stats().max_call_work <= timer.work_bound().unwrap());
+    /// }
+    /// churn(&mut HierarchicalWheel::new());
+    /// churn(&mut IndexedHeap::new());
+    /// churn(&mut LazyHeap::new());
+    /// ```
+    fn work_bound(&self) -> Option<u64> {
+        None
+    }
+
     /// Removes and returns every pending timer (for shutdown), in deadline order.
     fn drain(&mut self) -> Vec<Expired<T>>;
 
@@ -368,6 +399,9 @@ impl<T, X: Timer<T> + ?Sized> Timer<T> for Box<X> {
     }
     fn stats(&self) -> Stats {
         (**self).stats()
+    }
+    fn work_bound(&self) -> Option<u64> {
+        (**self).work_bound()
     }
     fn drain(&mut self) -> Vec<Expired<T>> {
         (**self).drain()

@@ -4,45 +4,71 @@
 //! the payload, the full deadline and the `seq` of its one live element. An element is live iff
 //! its slab slot is occupied and carries the same `seq` (seqs are never reused, so a reused slot
 //! cannot revive a dead element). Cancel frees the slab slot at once and leaves the element
-//! behind; reset pushes a new element and leaves the old one. Dead elements are popped as soon
-//! as they reach the top, and when more than half of a heap larger than
-//! [`LazyHeap::COMPACT_FLOOR`] is dead it is rebuilt from its live elements in O(n) (heapify),
-//! as CPython's asyncio does for its `_scheduled` heap.
+//! behind; reset pushes a new element and leaves the old one.
 //!
-//! An element stores its deadline as a `u32` offset from `base`, so the heap order is one
-//! 64-bit comparison of `offset << 32 | seq`. A timer whose deadline is outside
-//! `[base, base + 2^32)` (in the past of `base`, or about 50 days of 1 ms ticks away) waits in
-//! the ordered `outside` store instead, keyed by `(deadline, seq)` and removed from eagerly.
-//! When such a far deadline arrives and `base` could move forward by half the range or more,
-//! the heap is rebased: `base` becomes `min(now, earliest heap deadline)`, offsets shrink, and
-//! the outside timers that now fit move in, in O(n) once per 2^31 ticks at most.
+//! # Concepts
+//! - **Element**: `offset << 32 | seq` and a slab index, in a [`Binary`] heap, so the heap order
+//!   is one 64-bit comparison. The offset counts from `base`.
+//! - **Dead top**: a dead element that reaches the top is popped at once, so the top is live.
+//! - **Sweep**: when the dead elements outnumber the live ones (and number more than
+//!   [`LazyHeap::COMPACT_FLOOR`]), a cursor walks the array from its end to its start,
+//!   [`SWEEP`] positions per cancel, reset and fire, and removes each dead element it finds in
+//!   place (the last element takes its place and sifts). The heap stays a heap throughout, so
+//!   nothing else changes while a sweep runs. This is CPython asyncio's rule (rebuild when
+//!   over half is cancelled), spread over calls.
+//! - **Outside store**: a timer whose deadline an offset cannot hold (before `base`, or
+//!   `2^32` ticks or more after it: about 50 days of 1 ms ticks) waits in an ordered map keyed
+//!   by `(deadline, seq)`, and is removed from it eagerly. When such a far deadline arrives and
+//!   `base` could move forward by half the range or more, the heap is **rebased**: `base`
+//!   becomes `min(now, earliest heap deadline)`, offsets shrink, and the outside timers that
+//!   now fit move in, in O(n) once per 2^31 ticks at most.
 //!
 //! # Invariants
 //! - Heap order over all elements, live or dead, by `(offset, seq)`, that is `(deadline, seq)`.
-//! - The top element, if any, is live (dead tops are popped eagerly).
+//! - The top element, if any, is live.
 //! - `base <= now`, and a pending timer is in the heap iff `base <= deadline < base + 2^32`,
 //!   else in `outside`; each pending timer has exactly one live element or outside entry, so
 //!   `dead = heap.len() - (len() - outside.len())`.
-//! - After any operation, `dead <= live in the heap` or `heap.len() <= COMPACT_FLOOR`.
+//! - With no sweep running, `dead <= live` or `dead <= COMPACT_FLOOR` after every call. A
+//!   sweep removes every element dead when it passes, but one a push's sift moves past the
+//!   cursor (at most one per push), so it ends with `dead` at most the elements that died
+//!   behind the cursor or were moved past it: at most two per call it lasted.
 //! - `seq` is a `u32`; before it would wrap, the pending timers are renumbered in firing order,
 //!   which keeps first-in first-out order among equal deadlines.
 //!
 //! # Costs
-//! | operation | cost |
-//! |---|---|
-//! | insert | O(log n) push (outside the range: O(log n) B-tree insert, or an O(n) rebase at most once per 2^31 ticks) |
-//! | cancel | O(1) mark, plus amortised O(1) rebuild share and dead-top pops (outside: O(log n)) |
-//! | reset | O(log n) push of a new element |
-//! | poll per fired timer | O(log n) pop, plus dead elements skipped |
-//! | `next_deadline`, idle poll | O(1) |
-//! | memory per timer | 12 B element (+ up to as many dead ones) + 24 B slab slot (`u64` payload, deadline, seq, generation) |
+//! Work is counted in [`Stats::max_call_work`] units: one element compared or moved (see
+//! [`Binary`]), one position a sweep looks at, one outside-store operation. With `h` the levels
+//! of a heap of the most elements held so far (`⌊log2 E⌋ + 1`):
+//!
+//! | operation | cost | work |
+//! |---|---|---|
+//! | insert | O(log n) push | `2h + 1` (outside: 1) |
+//! | cancel | O(1) mark, plus a sweep step and the dead tops it exposes | `SWEEP · (3h + 4)`, plus `4h + 2` per dead top |
+//! | reset | O(log n) push, plus a sweep step and dead tops | `SWEEP · (3h + 4) + 2h + 2`, plus `4h + 2` per dead top |
+//! | poll per fired timer | O(log n) pop, plus a sweep step and dead tops | `SWEEP · (3h + 4) + 4h + 2`, plus `4h + 2` per dead top |
+//! | `next_deadline`, idle poll | O(1) | 0 |
+//! | memory per timer | 12 B element (+ up to about as many dead ones) + 24 B slab slot (`u64` payload, deadline, seq, generation) | |
+//!
+//! [`Timer::work_bound`] is the largest of these, `SWEEP · (3h + 4) + 4h + 3`, plus `4h + 2`
+//! for each dead top the worst call popped. **What it does not bound:**
+//! - the dead tops a call pops. When the earliest live timer fires or is cancelled, every dead
+//!   element ordered just behind it comes to the top and is popped in that call: as many as
+//!   were cancelled behind it (at most the dead count, so about the live count). Each dead
+//!   element is popped once, so this is O(log n) per cancel or reset amortised, but one call
+//!   can pop many. No lazy heap can avoid it: the earliest live timer may sit behind every
+//!   dead one, and finding it means looking at them. The indexed heap and the wheels remove a
+//!   cancelled timer at once and have no such call;
+//! - the rebase (O(n), at most once per 2^31 ticks) and the renumbering (O(n log n), once per
+//!   2^32 inserts and resets). [`Timer::work_bound`] adds the most work one of these did;
+//! - `drain` and `shrink_to_fit`.
 //!
 //! Follows CPython asyncio (compact when over half cancelled) and the `heapq` docs' recipe.
 
-use alloc::collections::{BTreeMap, BinaryHeap};
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
-use core::cmp::Ordering;
 
+use super::binary::{levels, Binary, Item};
 use crate::slab::Slab;
 use crate::stamped::Stamped;
 use crate::{
@@ -53,57 +79,30 @@ use crate::{
 /// Ticks an element's offset can express.
 const RANGE: u64 = 1 << 32;
 
-/// One heap element: `key = offset << 32 | seq` and the slab index, packed into 12 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C, packed(4))]
-struct Item {
-    key: u64,
-    index: u32,
+/// Positions a sweep looks at per cancel, reset and fire.
+pub(crate) const SWEEP: u64 = 8;
+
+/// Whether `item` still names its timer.
+#[inline]
+fn is_live<T>(item: Item, slab: &Slab<Stamped<T>>) -> bool {
+    crate::stamped::is_live(slab, item.index, item.seq())
 }
 
-impl Item {
-    #[inline]
-    fn new(offset: u32, seq: u32, index: u32) -> Self {
-        Self {
-            key: u64::from(offset) << 32 | u64::from(seq),
-            index,
-        }
-    }
-
-    #[inline]
-    fn offset(self) -> u64 {
-        self.key >> 32
-    }
-
-    #[inline]
-    fn seq(self) -> u32 {
-        self.key as u32
-    }
-
-    /// Whether this element still names its timer.
-    #[inline]
-    fn is_live<T>(self, slab: &Slab<Stamped<T>>) -> bool {
-        crate::stamped::is_live(slab, self.index, self.seq())
-    }
-}
-
-// `BinaryHeap` is a max-heap; reverse the order so the earliest (deadline, seq) is on top.
-impl Ord for Item {
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        let (mine, theirs) = (self.key, other.key);
-        theirs.cmp(&mine)
-    }
-}
-
-impl PartialOrd for Item {
-    #[inline]
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// A binary heap with lazy deletion. See the module docs for costs.
+/// A binary heap with lazy deletion, swept a few positions per call.
+///
+/// Insert pushes a 12-byte element; cancel only frees the timer's slot, leaving its element
+/// dead in the heap until it reaches the top or a sweep finds it; reset pushes a new element.
+/// When the dead elements outnumber the live ones, a sweep removes them a few positions per
+/// call, so no call pays for a whole rebuild. Every call's work is bounded by
+/// [`Timer::work_bound`] but the dead elements it pops: firing or cancelling the earliest timer
+/// pops, in that call, every dead element ordered just behind it.
+///
+/// | operation | cost |
+/// |---|---|
+/// | insert, reset, poll per fired timer | O(log n) |
+/// | cancel | O(1), plus a bounded sweep step |
+/// | `next_deadline`, idle poll | O(1) |
+/// | memory per timer | 12 B element (+ up to about as many dead ones) + 24 B slot |
 ///
 /// ```
 /// use tickwheel::{LazyHeap, Timer};
@@ -114,10 +113,11 @@ impl PartialOrd for Item {
 /// heap.cancel(k);
 /// assert_eq!(heap.next_deadline(), Some(2));
 /// assert_eq!(heap.poll(2).unwrap().payload, "kept");
+/// assert!(heap.stats().max_call_work <= heap.work_bound().unwrap());
 /// ```
 pub struct LazyHeap<T> {
     slab: Slab<Stamped<T>>,
-    heap: BinaryHeap<Item>,
+    heap: Binary,
     /// Timers whose deadline is outside `[base, base + RANGE)`: `(deadline, seq) -> index`.
     outside: BTreeMap<(Tick, u32), u32>,
     /// The deadline an element's offset counts from; never after `now`.
@@ -125,11 +125,22 @@ pub struct LazyHeap<T> {
     /// Next sequence number; renumbered before it would wrap (see `renumber`).
     seq: u32,
     now: Tick,
+    /// Array positions the running sweep has yet to look at (`0`: no sweep runs).
+    sweep: usize,
     stats: Stats,
+    /// Work of the call in progress, and the dead tops it popped.
+    work: u64,
+    popped: u64,
+    /// The most dead tops one call popped.
+    max_popped: u64,
+    /// The most work a rebase or renumbering did.
+    max_rare: u64,
+    /// The most elements held at once.
+    peak: usize,
 }
 
 impl<T> LazyHeap<T> {
-    /// Below this many elements the heap is never rebuilt (CPython uses 100).
+    /// A sweep starts only when more than this many elements are dead (CPython uses 100).
     pub const COMPACT_FLOOR: usize = 64;
 
     /// An empty, unbounded heap at tick 0.
@@ -149,13 +160,39 @@ impl<T> LazyHeap<T> {
             .min(options.capacity.unwrap_or(usize::MAX));
         Self {
             slab: Slab::new(options.capacity, pre),
-            heap: BinaryHeap::with_capacity(pre),
+            heap: Binary::with_capacity(pre),
             outside: BTreeMap::new(),
             base: options.start,
             seq: 0,
             now: options.start,
+            sweep: 0,
             stats: Stats::default(),
+            work: 0,
+            popped: 0,
+            max_popped: 0,
+            max_rare: 0,
+            peak: 0,
         }
+    }
+
+    /// The most work one call may do (see the module docs).
+    fn bound(&self) -> u64 {
+        let h = levels(self.peak);
+        (SWEEP * (3 * h + 4) + 4 * h + 3 + (4 * h + 2) * self.max_popped).max(self.max_rare)
+    }
+
+    /// Starts a call's work count.
+    #[inline]
+    fn begin(&mut self) {
+        self.work = 0;
+        self.popped = 0;
+    }
+
+    /// Ends a call: records its work.
+    #[inline]
+    fn end(&mut self) {
+        self.stats.max_call_work = self.stats.max_call_work.max(self.work);
+        self.max_popped = self.max_popped.max(self.popped);
     }
 
     #[inline]
@@ -187,11 +224,18 @@ impl<T> LazyHeap<T> {
         self.slab.len() - self.outside.len()
     }
 
+    /// Pushes an element, keeping count of the most held.
+    #[inline]
+    fn push(&mut self, item: Item) {
+        self.heap.push(item, &mut self.work);
+        self.peak = self.peak.max(self.heap.len());
+    }
+
     /// Puts timer `index` where its deadline says: an element, or the outside store.
     #[inline]
     fn place(&mut self, index: u32, deadline: Tick, seq: u32) {
         match self.offset(deadline) {
-            Some(offset) => self.heap.push(Item::new(offset, seq, index)),
+            Some(offset) => self.push(Item::new(offset, seq, index)),
             None => self.place_outside(index, deadline, seq),
         }
     }
@@ -202,19 +246,19 @@ impl<T> LazyHeap<T> {
     #[inline(never)]
     fn place_outside(&mut self, index: u32, deadline: Tick, seq: u32) {
         if deadline >= self.base {
-            self.settle_top();
             let floor = self
                 .heap
                 .peek()
-                .map_or(self.now, |&top| self.deadline_of(top).min(self.now));
+                .map_or(self.now, |top| self.deadline_of(top).min(self.now));
             if floor - self.base >= RANGE / 2 {
                 self.rebase(floor);
                 if let Some(offset) = self.offset(deadline) {
-                    self.heap.push(Item::new(offset, seq, index));
+                    self.push(Item::new(offset, seq, index));
                     return;
                 }
             }
         }
+        self.work += 1;
         self.outside.insert((deadline, seq), index);
     }
 
@@ -225,8 +269,9 @@ impl<T> LazyHeap<T> {
         let shift = base - self.base;
         let slab = &self.slab;
         let mut items: Vec<Item> = core::mem::take(&mut self.heap)
+            .into_vec()
             .into_iter()
-            .filter(|i| i.is_live(slab))
+            .filter(|&i| is_live(i, slab))
             .map(|i| Item::new((i.offset() - shift) as u32, i.seq(), i.index))
             .collect();
         self.base = base;
@@ -240,8 +285,16 @@ impl<T> LazyHeap<T> {
                 .into_iter()
                 .map(|((deadline, seq), index)| Item::new((deadline - base) as u32, seq, index)),
         );
-        self.heap = BinaryHeap::from(items);
+        self.rare(items.len());
+        self.heap = Binary::from_vec(items);
+        self.sweep = 0;
         self.stats.compactions += 1;
+    }
+
+    /// Counts the work of a rebase or renumbering that placed `n` timers anew.
+    fn rare(&mut self, n: usize) {
+        self.work += n as u64;
+        self.max_rare = self.max_rare.max(self.work);
     }
 
     /// Empties the heap and the outside store and returns the pending timers as
@@ -249,9 +302,11 @@ impl<T> LazyHeap<T> {
     fn take_in_firing_order(&mut self) -> Vec<(Tick, u32, u32)> {
         let base = self.base;
         let slab = &self.slab;
+        self.sweep = 0;
         let mut order: Vec<(Tick, u32, u32)> = core::mem::take(&mut self.heap)
+            .into_vec()
             .into_iter()
-            .filter(|i| i.is_live(slab))
+            .filter(|&i| is_live(i, slab))
             .map(|i| (base + i.offset(), i.seq(), i.index))
             .collect();
         order.extend(
@@ -279,61 +334,84 @@ impl<T> LazyHeap<T> {
                 }
             }
         }
+        self.rare(order.len());
         self.seq = order.len() as u32;
-        self.heap = BinaryHeap::from(items);
+        self.heap = Binary::from_vec(items);
     }
 
     /// Pops dead elements off the top, so the top is live.
     #[inline]
     fn settle_top(&mut self) {
-        while let Some(&top) = self.heap.peek() {
-            if top.is_live(&self.slab) {
+        while let Some(top) = self.heap.peek() {
+            if is_live(top, &self.slab) {
                 break;
             }
-            self.heap.pop();
+            self.heap.pop(&mut self.work);
+            self.popped += 1;
             self.stats.stale_skipped += 1;
         }
     }
 
-    /// Rebuilds when more than half of the heap is dead, else pops dead tops.
-    #[inline]
-    fn tidy(&mut self) {
-        let live = self.in_heap();
-        if self.heap.len() - live > live && self.heap.len() > Self::COMPACT_FLOOR {
-            self.compact();
-        } else {
-            self.settle_top();
+    /// One sweep step: looks at up to [`SWEEP`] positions below the cursor and removes the
+    /// dead elements there.
+    fn sweep_step(&mut self) {
+        self.sweep = self.sweep.min(self.heap.len());
+        for _ in 0..SWEEP {
+            let Some(pos) = self.sweep.checked_sub(1) else {
+                break;
+            };
+            self.work += 1;
+            if is_live(self.heap.at(pos), &self.slab) || !self.heap.remove(pos, &mut self.work) {
+                // Live, or removed with the last element (already looked at) sifting down
+                // into `pos`: move on. A sift up brought an element from before the cursor
+                // into `pos`; look at `pos` again.
+                self.sweep = pos;
+            }
+        }
+        if self.sweep == 0 {
+            self.stats.compactions += 1;
         }
     }
 
-    /// Drops every dead element and re-heapifies: O(n), once per as many dead elements.
-    #[cold]
-    #[inline(never)]
-    fn compact(&mut self) {
-        let slab = &self.slab;
-        self.heap.retain(|i| i.is_live(slab));
-        self.stats.compactions += 1;
+    /// After a call that may have made an element dead or taken a live one: a sweep step (or
+    /// the start of a sweep when more than half of the elements are dead), then the dead tops.
+    #[inline]
+    fn tidy(&mut self) {
+        if self.sweep > 0 {
+            self.sweep_step();
+        }
+        if self.sweep == 0 {
+            let live = self.in_heap();
+            let dead = self.heap.len() - live;
+            if dead > live && dead > Self::COMPACT_FLOOR {
+                self.sweep = self.heap.len();
+            }
+        }
+        self.settle_top();
     }
 
     /// Takes the earliest timer (the heap's top, or the first outside) out and returns it.
     #[inline(never)]
     fn fire(&mut self, from_heap: bool) -> Option<Expired<T>> {
+        self.begin();
         let index = if from_heap {
-            self.heap.pop()?.index
+            self.heap.pop(&mut self.work)?.index
         } else {
+            self.work += 1;
             self.outside.pop_first()?.1
         };
         let key = self.slab.key_at(index);
         let entry = self.slab.remove_at(index);
         self.stats.fired += 1;
         self.tidy();
+        self.end();
         Some(entry.into_expired(key))
     }
 
     /// The earliest pending timer: `(deadline, seq)` and whether it is the heap's top.
     #[inline]
     fn earliest(&self) -> Option<((Tick, u32), bool)> {
-        let top = self.heap.peek().map(|&i| (self.deadline_of(i), i.seq()));
+        let top = self.heap.peek().map(|i| (self.deadline_of(i), i.seq()));
         match (top, self.outside.first_key_value()) {
             (Some(t), Some((&o, _))) if o < t => Some((o, false)),
             (Some(t), _) => Some((t, true)),
@@ -365,6 +443,7 @@ impl<T> Timer<T> for LazyHeap<T> {
             self.stats.rejected += 1;
             return Err(InsertError::Full(payload));
         }
+        self.begin();
         let seq = self.next_seq();
         let key = match self.slab.insert(Stamped::new(deadline, payload, seq)) {
             Ok(key) => key,
@@ -373,29 +452,30 @@ impl<T> Timer<T> for LazyHeap<T> {
                 return Err(InsertError::Full(entry.payload));
             }
         };
+        // A live push keeps the top live and the dead count, so no sweep is due.
         self.place(key.index, deadline, seq);
         self.stats.inserted += 1;
-        // A live push keeps the top live and the dead count; it can only break the rebuild
-        // rule by lifting a small, mostly dead heap over the compaction floor.
-        if self.heap.len() == Self::COMPACT_FLOOR + 1 {
-            self.tidy();
-        }
+        self.end();
         Ok(key)
     }
 
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
         let index = self.slab.resolve(key)?;
+        self.begin();
         let entry = self.slab.remove_at(index);
         if self.offset(entry.deadline()).is_none() {
+            self.work += 1;
             self.outside.remove(&(entry.deadline(), entry.seq));
         }
         self.stats.cancelled += 1;
         self.tidy();
+        self.end();
         Some(entry.payload)
     }
 
     fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
         let index = self.slab.resolve(key).ok_or(StaleKeyError { key })?;
+        self.begin();
         // Take the seq first: a renumbering changes the timer's current one.
         let seq = self.next_seq();
         let entry = self.slab.at_mut(index);
@@ -403,11 +483,13 @@ impl<T> Timer<T> for LazyHeap<T> {
         entry.seq = seq;
         entry.set_deadline(deadline);
         if self.offset(old.0).is_none() {
+            self.work += 1;
             self.outside.remove(&old);
         }
         self.place(index, deadline, seq);
         self.stats.reset += 1;
         self.tidy();
+        self.end();
         Ok(())
     }
 
@@ -449,6 +531,10 @@ impl<T> Timer<T> for LazyHeap<T> {
         self.stats
     }
 
+    fn work_bound(&self) -> Option<u64> {
+        Some(self.bound())
+    }
+
     fn drain(&mut self) -> Vec<Expired<T>> {
         let order = self.take_in_firing_order();
         self.stats.drained += order.len() as u64;
@@ -464,10 +550,11 @@ impl<T> Timer<T> for LazyHeap<T> {
     fn shrink_to_fit(&mut self) {
         let slab = &self.slab;
         let mut items = core::mem::take(&mut self.heap).into_vec();
-        items.retain(|i| i.is_live(slab));
+        items.retain(|&i| is_live(i, slab));
         items.shrink_to_fit();
         // The live elements keep their order: a heap built from them pops them alike.
-        self.heap = BinaryHeap::from(items);
+        self.heap = Binary::from_vec(items);
+        self.sweep = 0;
         self.slab.shrink_to_fit();
     }
 
@@ -485,23 +572,16 @@ impl<T> Timer<T> for LazyHeap<T> {
     fn check_invariants(&self) {
         self.slab.check();
         assert!(self.base <= self.now, "base after now");
-        let items = self.heap.as_slice();
-        for (pos, item) in items.iter().enumerate() {
-            if pos > 0 {
-                assert!(
-                    items[(pos - 1) / 2] >= *item,
-                    "element {pos} orders before its parent"
-                );
-            }
-        }
-        if let Some(&top) = self.heap.peek() {
-            assert!(top.is_live(&self.slab), "the top element is dead");
+        self.heap.check();
+        if let Some(top) = self.heap.peek() {
+            assert!(is_live(top, &self.slab), "the top element is dead");
         }
         // Seqs are unique per element, so no two live elements share a slot; heap deadlines are
         // in the range and outside ones are not, so no timer is in both: `live + outside == len`
         // means every pending timer has exactly one place.
+        let items = self.heap.as_slice();
         let mut live = 0;
-        for &item in items.iter().filter(|i| i.is_live(&self.slab)) {
+        for &item in items.iter().filter(|&&i| is_live(i, &self.slab)) {
             live += 1;
             assert_eq!(
                 self.slab.at(item.index).deadline(),
@@ -529,9 +609,15 @@ impl<T> Timer<T> for LazyHeap<T> {
         );
         let dead = items.len() - live;
         assert!(
-            dead <= live || items.len() <= Self::COMPACT_FLOOR,
-            "more than half dead ({dead} of {}) and not rebuilt",
+            self.sweep > 0 || dead <= live || dead <= Self::COMPACT_FLOOR,
+            "more than half dead ({dead} of {}) and no sweep running",
             items.len()
+        );
+        assert!(
+            self.stats.max_call_work <= self.bound(),
+            "a call did {} units of work, over the bound {}",
+            self.stats.max_call_work,
+            self.bound()
         );
     }
 }
@@ -539,11 +625,6 @@ impl<T> Timer<T> for LazyHeap<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn elements_are_12_bytes() {
-        assert_eq!(core::mem::size_of::<Item>(), 12);
-    }
 
     /// Crossing the `u32` seq limit renumbers without changing the firing order.
     #[test]

@@ -1,4 +1,5 @@
 //! The heap designs: exact ordering by `(deadline, seq)`, O(log n) per operation.
 
+mod binary;
 pub(crate) mod indexed;
 pub(crate) mod lazy;

@@ -401,6 +401,10 @@ impl<T, X: Timer<T>, W: Write> Timer<T> for Recorder<X, W> {
         self.inner.stats()
     }
 
+    fn work_bound(&self) -> Option<u64> {
+        self.inner.work_bound()
+    }
+
     fn drain(&mut self) -> Vec<Expired<T>> {
         let drained = self.inner.drain();
         if !self.stopped {

@@ -532,6 +532,10 @@ impl<T> Timer<T> for HashedWheel<T> {
         self.slab.limit()
     }
 
+    fn work_bound(&self) -> Option<u64> {
+        Some(self.max_call_work_bound())
+    }
+
     fn stats(&self) -> Stats {
         Stats {
             max_call_work: self.max_work.get(),

@@ -473,6 +473,10 @@ impl<T> Timer<T> for HierarchicalWheel<T> {
         self.slab.limit()
     }
 
+    fn work_bound(&self) -> Option<u64> {
+        Some(Self::max_call_work_bound())
+    }
+
     fn stats(&self) -> Stats {
         let s = self.stats;
         Stats {
