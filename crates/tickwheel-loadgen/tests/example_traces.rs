@@ -8,7 +8,7 @@ mod client;
 // The tests drive each server through its recording entry point; the rest of their API is
 // the examples'.
 #[allow(dead_code)]
-#[path = "../../tickwheel-service/examples/event_loop_server/server.rs"]
+#[path = "../../tickwheel/examples/event_loop_server/server.rs"]
 mod event_loop;
 #[allow(dead_code)]
 #[path = "../../tickwheel-service/examples/threaded_server/server.rs"]

@@ -1,8 +1,10 @@
-//! A load client for the example servers: many loopback connections in one mio loop, each
-//! playing a role (busy, idle, or stuck mid-request), recording when the server closed it.
+//! A load client for the threaded example server: many loopback connections in one mio loop,
+//! each playing a role (busy, idle, or stuck mid-request), recording when the server closed it.
 //!
-//! Shared by both examples (their built-in demo) and their integration tests. Bounded: it
-//! stops after `max_run` at the latest.
+//! Shared by the example's built-in demo, its integration test, and the load generator's trace
+//! test (which drives both example servers with it; the event-loop server lives in the
+//! `tickwheel` crate's examples, with a trimmed copy of this client). Bounded: it stops after
+//! `max_run` at the latest.
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;

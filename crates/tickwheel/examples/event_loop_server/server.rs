@@ -5,9 +5,13 @@
 //! - the loop's poll timeout is `next_deadline()` converted to a `Duration` (and `None`, block
 //!   forever, when no timer is pending: an idle server does not tick);
 //! - after each poll the loop takes every expired timer out with `poll(now)` and closes those
-//!   connections; a connection that closes first cancels its timer, so nothing leaks.
+//!   connections; a connection that closes first cancels its timer, so nothing leaks;
+//! - a `reset` whose timer already fired gets a `StaleKeyError`: the loop matches it and arms
+//!   a new timer, it does not propagate it (see `on_readable`).
 //!
-//! Shared by `examples/event_loop_server/main.rs` and `tests/event_loop_server.rs`.
+//! Needs only `tickwheel` (with its `trace` feature, for `Config::record`) and mio. Shared by
+//! `examples/event_loop_server/main.rs`, `tests/event_loop_server.rs`, and the load
+//! generator's trace test, which records a run and replays it.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -20,7 +24,7 @@ use std::time::{Duration, Instant};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use tickwheel::trace::Recorder;
-use tickwheel::{HierarchicalWheel, Stats, TickClock, Timer, TimerKey};
+use tickwheel::{HierarchicalWheel, StaleKeyError, Stats, TickClock, Timer, TimerKey};
 
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
@@ -218,7 +222,7 @@ fn serve<X: Timer<Token>>(
                         continue;
                     };
                     let open = if event.is_readable() {
-                        on_readable(conn, &mut buf, clock, timer, config.idle_timeout)
+                        on_readable(conn, token, &mut buf, clock, timer, config.idle_timeout)
                     } else {
                         true
                     } && (!event.is_writable() || flush(conn));
@@ -275,6 +279,7 @@ fn serve<X: Timer<Token>>(
 /// connection is finished.
 fn on_readable<X: Timer<Token>>(
     conn: &mut Conn,
+    token: Token,
     buf: &mut [u8],
     clock: &TickClock,
     timer: &mut X,
@@ -297,9 +302,16 @@ fn on_readable<X: Timer<Token>>(
         // Activity: push the idle deadline out. O(1) on the wheel; no allocation.
         conn.last_read = Instant::now();
         let deadline = clock.deadline_after(conn.last_read, idle_timeout);
-        timer
-            .reset(conn.timer, deadline)
-            .expect("a live connection has a pending timer");
+        match timer.reset(conn.timer, deadline) {
+            Ok(()) => {}
+            // The timer fired before these bytes were read, so its key is stale. This loop
+            // closes a connection in the turn its timer fires, so here that cannot happen; a
+            // loop that closes later (after a last flush, say) meets it. Either way the bytes
+            // prove the connection alive: arm a new timer rather than fail the loop.
+            Err(StaleKeyError { .. }) => {
+                conn.timer = timer.insert(deadline, token).expect("unbounded wheel");
+            }
+        }
     }
     open && flush(conn)
 }

@@ -1,9 +1,10 @@
 //! Example: a single-threaded mio echo server that owns a `HierarchicalWheel` directly and
-//! closes idle connections (see `server.rs` for the embedding pattern).
+//! closes idle connections (see `server.rs` for the embedding pattern). The server needs only
+//! `tickwheel` and mio: no timer service, no locks.
 //!
 //! ```text
-//! cargo run --release -p tickwheel-service --example event_loop_server                 # built-in demo load
-//! cargo run --release -p tickwheel-service --example event_loop_server -- --serve 30   # just serve 30 s
+//! cargo run --release -p tickwheel --example event_loop_server                 # built-in demo load
+//! cargo run --release -p tickwheel --example event_loop_server -- --serve 30   # just serve 30 s
 //! ```
 //! The demo opens `--connections` (default 1000) loopback connections: a quarter stay busy, the
 //! rest go idle and must be closed after `--idle-ms` (default 500). It prints what happened and
@@ -11,7 +12,6 @@
 //! `nc 127.0.0.1 PORT`) and stops after SECS. `--record FILE` writes every timer call to a
 //! trace; `tickwheel-loadgen replay FILE` replays it on all four implementations.
 
-#[path = "../common/client.rs"]
 mod client;
 mod server;
 
@@ -66,7 +66,7 @@ fn run() -> std::io::Result<bool> {
         server.addr()
     );
     let plan = client::Plan {
-        roles: client::mix(n, false),
+        roles: client::mix(n, 4),
         ping_every: Duration::from_millis(50),
         min_run: idle + Duration::from_millis(300),
         max_run: idle + Duration::from_secs(10),
