@@ -6,6 +6,8 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 use tickwheel::Kind;
 
+use crate::units::parse_duration;
+
 /// Drive every tickwheel timer with the same realistic timeout workload and show, side by side,
 /// what each costs and how late it fires.
 ///
@@ -72,14 +74,19 @@ pub(crate) enum Command {
         /// as a regression when the repetitions also show it is beyond noise: 0.25 flags a
         /// metric 25 % worse. The default sits above the drift measured between back-to-back
         /// runs of one build on a shared 2-core machine.
-        #[arg(long, default_value_t = crate::diff::DEFAULT_TOLERANCE, allow_negative_numbers = true)]
+        #[arg(long, default_value_t = DEFAULT_TOLERANCE, allow_negative_numbers = true)]
         tolerance: f64,
         /// Relative growth of a memory metric (bytes per live timer, peak RSS) that counts as a
         /// regression.
-        #[arg(long, default_value_t = crate::diff::DEFAULT_MEMORY_TOLERANCE, allow_negative_numbers = true)]
+        #[arg(long, default_value_t = DEFAULT_MEMORY_TOLERANCE, allow_negative_numbers = true)]
         memory_tolerance: f64,
     },
 }
+
+/// The default `--tolerance`: see the module docs of `diff`.
+pub(crate) const DEFAULT_TOLERANCE: f64 = 0.25;
+/// The default `--memory-tolerance`.
+pub(crate) const DEFAULT_MEMORY_TOLERANCE: f64 = 0.05;
 
 /// How virtual-clock lateness is measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -185,66 +192,4 @@ pub(crate) struct ReportArgs {
     /// Operations: insert, cancel, reset, fire; statistics: p50, p99, max. Repeatable.
     #[arg(long, value_name = "OP.PCT=DURATION")]
     pub(crate) max_cost: Vec<String>,
-}
-
-/// Parses a human duration: a number (decimals allowed) and a unit out of `ns`, `us`/`µs`,
-/// `ms`, `s`, `m`, `h`; e.g. `30s`, `250ms`, `1.5s`.
-///
-/// # Errors
-/// A message naming the accepted form when `text` is not one.
-pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let scale_ns: f64 = match unit.trim() {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        "m" | "min" => 60e9,
-        "h" => 3600e9,
-        "" => {
-            return Err(format!(
-                "`{text}` has no unit; write e.g. `30s`, `250ms`, `100us` or `5ns`"
-            ))
-        }
-        other => {
-            return Err(format!(
-                "unknown unit `{other}` in `{text}`; use ns, us, ms, s, m or h"
-            ))
-        }
-    };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration; write e.g. `30s` or `250ms`"))?;
-    if !value.is_finite() || value < 0.0 {
-        return Err(format!("duration `{text}` must not be negative"));
-    }
-    let ns = value * scale_ns;
-    if ns > u64::MAX as f64 {
-        return Err(format!("duration `{text}` is too long"));
-    }
-    Ok(Duration::from_nanos(ns.round() as u64))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_in_human_forms() {
-        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("100us"), Ok(Duration::from_micros(100)));
-        assert_eq!(parse_duration("7ns"), Ok(Duration::from_nanos(7)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
-        assert!(parse_duration("30").unwrap_err().contains("no unit"));
-        assert!(parse_duration("3 weeks").is_err());
-        assert!(parse_duration("-1s").unwrap_err().contains("negative"));
-        assert!(parse_duration("abc").is_err());
-    }
 }

@@ -11,8 +11,9 @@ use tickwheel::Kind;
 
 use crate::args::{ClockArg, LatenessArg, LoadArgs};
 use crate::error::Error;
-use crate::gate::Thresholds;
 use crate::profile::Profile;
+use crate::thresholds::Thresholds;
+use crate::units::nanos;
 
 /// The clock a run is driven by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -261,7 +262,7 @@ impl Config {
                         "--connections ({connections}) must be at least --threads ({threads})"
                     )));
                 }
-                Some(crate::service_mode::thread_counts(threads))
+                Some(thread_counts(threads))
             }
         };
         if args.repeat == 0 || args.repeat > MAX_REPEAT {
@@ -345,9 +346,13 @@ pub(crate) const MAX_HANDLER_COST: Duration = Duration::from_secs(1);
 /// The most producer threads `--service` may start.
 pub(crate) const MAX_THREADS: usize = 256;
 
-/// Nanoseconds in `d`, saturating at `u64::MAX`.
-pub(crate) fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+/// The thread counts a `--threads n` run measures: powers of two below `n`, then `n`.
+pub(crate) fn thread_counts(n: usize) -> Vec<usize> {
+    let mut counts: Vec<usize> = std::iter::successors(Some(1usize), |t| t.checked_mul(2))
+        .take_while(|&t| t < n)
+        .collect();
+    counts.push(n.max(1));
+    counts
 }
 
 /// Creates `dir` if needed and proves a file can be written there, so an unwritable `--out`
@@ -358,4 +363,17 @@ pub(crate) fn check_writable(dir: &PathBuf) -> Result<(), Error> {
     fs::write(&probe, b"ok").map_err(|e| Error::io("writing to --out directory", dir, e))?;
     fs::remove_file(&probe).map_err(|e| Error::io("removing", &probe, e))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_counts_double_up_to_n() {
+        assert_eq!(thread_counts(1), [1]);
+        assert_eq!(thread_counts(2), [1, 2]);
+        assert_eq!(thread_counts(6), [1, 2, 4, 6]);
+        assert_eq!(thread_counts(8), [1, 2, 4, 8]);
+    }
 }

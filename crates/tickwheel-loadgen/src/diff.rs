@@ -46,12 +46,7 @@ use crate::error::Error;
 use crate::report::json::{
     median_f64, CostJson, CostsJson, RepetitionJson, Report, ResultJson, TraceJson,
 };
-use crate::report::table::{fine_ns, human_ns};
-
-/// The default `--tolerance`: see the module docs.
-pub(crate) const DEFAULT_TOLERANCE: f64 = 0.25;
-/// The default `--memory-tolerance`.
-pub(crate) const DEFAULT_MEMORY_TOLERANCE: f64 = 0.05;
+use crate::units::{fine_ns, human_ns};
 
 /// A percentile needs at least this many samples at or beyond it to be judged.
 pub(crate) const MIN_TAIL_SAMPLES: f64 = 10.0;
@@ -581,6 +576,7 @@ pub(crate) fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::args::{DEFAULT_MEMORY_TOLERANCE, DEFAULT_TOLERANCE};
 
     /// A report with `reps` repetitions whose timing figures are `scale` × a base with a little
     /// spread.

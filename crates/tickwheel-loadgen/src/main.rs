@@ -2,7 +2,10 @@
 //! workload and reports, side by side, what each costs and how late it fires.
 //!
 //! # Code map
+//! - [`units`]: durations in nanoseconds, parsed from and formatted for people; [`op`]: the
+//!   timed operations. Both import nothing from the crate.
 //! - [`args`]: the command line (clap derive; the doc comments are the `--help`).
+//! - [`thresholds`]: the `--max-lateness` and `--max-cost` lines.
 //! - [`config`]: the validated [`config::Config`]; every input check happens there,
 //!   before any load.
 //! - [`workload`]: the seeded event generator (arrivals, connections, service times).
@@ -14,8 +17,14 @@
 //! - [`slowest`]: the slowest call with each call at its fastest repetition.
 //! - [`outcome`]: what one implementation's run produced.
 //! - [`report`]: table, `report.json`, `.hgrm`, `.hlog`, SVG plots.
-//! - [`gate`]: thresholds and the always-on checks; [`mod@diff`]: comparing two reports.
+//! - [`gate`]: the thresholds applied and the always-on checks; [`mod@diff`]: comparing two
+//!   reports.
 //! - [`mod@replay`]: a recorded trace of timer calls, replayed and checked on each implementation.
+//!
+//! The modules form layers, each importing only modules below it: `units` and `op` at the
+//! ground, then the command line, thresholds and configuration, measurement and outcomes, the
+//! workload, server and drivers, the reports, then gate, diff and replay, and this file on top
+//! (the test `module_layers` prints the graph and fails on a cycle).
 //!
 //! # Invariants
 //! - The event sequence depends only on the workload and seed, never on the implementation.
@@ -33,6 +42,7 @@ mod diff;
 mod error;
 mod gate;
 mod measure;
+mod op;
 mod outcome;
 mod profile;
 mod real_clock;
@@ -41,6 +51,8 @@ mod report;
 mod server;
 mod service_mode;
 mod slowest;
+mod thresholds;
+mod units;
 mod virtual_clock;
 mod workload;
 
@@ -59,6 +71,7 @@ use crate::counter::CallClock;
 use crate::error::Error;
 use crate::outcome::Outcome;
 use crate::report::json::Report;
+use crate::thresholds::Thresholds;
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -146,7 +159,7 @@ fn replay(
     } else {
         timers
     };
-    let thresholds = gate::Thresholds::parse(&args.max_lateness, &args.max_cost)?;
+    let thresholds = Thresholds::parse(&args.max_lateness, &args.max_cost)?;
     thresholds.check_repeatable(true, repeat)?;
     // A corrupt trace is refused whole (exit 2) before any replay could report a divergence.
     let checked = replay::validate(trace)?;
@@ -279,7 +292,7 @@ fn representatives(runs: Vec<Vec<Outcome>>) -> Vec<(Vec<Outcome>, usize)> {
 /// Gates `report`, writes every report file into `out` and prints the table.
 fn finish(
     report: &mut Report,
-    thresholds: &gate::Thresholds,
+    thresholds: &Thresholds,
     runs: &[(Vec<Outcome>, usize)],
     out: &std::path::Path,
 ) -> Result<(), Error> {

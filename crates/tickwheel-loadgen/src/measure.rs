@@ -20,6 +20,7 @@ use hdrhistogram::Histogram;
 use tickwheel::{Expired, InsertError, StaleKeyError, Tick, Timer, TimerKey};
 
 use crate::counter::CallClock;
+use crate::op::Op;
 use crate::slowest::SlowCalls;
 
 /// Largest lateness recorded exactly: one hour in nanoseconds (or that many ticks).
@@ -118,21 +119,6 @@ impl Hist {
 /// A histogram for values in `0..=high` with [`SIGFIG`] significant digits.
 pub(crate) fn new_histogram(high: u64) -> Histogram<u64> {
     Histogram::new_with_bounds(1, high.max(2), SIGFIG).expect("1 < high and SIGFIG <= 5")
-}
-
-/// The operations whose cost is sampled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
-    /// `insert`.
-    Insert = 0,
-    /// `cancel` (of a pending timer, or a miss on a key that fired).
-    Cancel = 1,
-    /// `reset`.
-    Reset = 2,
-    /// A `poll` that returned a timer.
-    Fire = 3,
-    /// A `poll` that returned nothing, and `next_deadline`.
-    Idle = 4,
 }
 
 /// One closed interval of a series, compressed.

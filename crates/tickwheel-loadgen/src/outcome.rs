@@ -54,7 +54,7 @@ pub(crate) struct Outcome {
     pub(crate) run_time: Duration,
     /// Wall-clock time of the whole run, generator and bookkeeping included.
     pub(crate) wall: Duration,
-    /// Sampled cost per operation in ns, indexed by [`Op`](crate::measure::Op).
+    /// Sampled cost per operation in ns, indexed by [`Op`](crate::op::Op).
     pub(crate) cost: [Hist; 5],
     /// Sampled cost of every operation, per second of run time.
     pub(crate) cost_intervals: Vec<Interval>,

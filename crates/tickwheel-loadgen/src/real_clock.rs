@@ -18,12 +18,13 @@ use std::time::{Duration, Instant};
 use indicatif::ProgressBar;
 use tickwheel::{TickClock, Timer};
 
-use crate::config::{nanos, Clock, Workload};
+use crate::config::{Clock, Workload};
 use crate::counter::CallClock;
 use crate::error::Error;
 use crate::measure::{Hist, LATENESS_MAX};
 use crate::outcome::Outcome;
 use crate::server::Server;
+use crate::units::nanos;
 use crate::workload::Generator;
 
 /// Runs `workload` against `timer` in real time.

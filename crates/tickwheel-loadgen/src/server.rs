@@ -22,11 +22,12 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tickwheel::{Expired, Tick, Timer, TimerKey};
 
-use crate::config::{nanos, Clock, Workload};
+use crate::config::{Clock, Workload};
 use crate::counter::CallClock;
 use crate::error::Error;
 use crate::measure::{Hist, Intervals, Probe, LATENESS_MAX};
 use crate::outcome::Outcome;
+use crate::units::nanos;
 use crate::workload::{Arrival, Generator};
 
 /// Flag bit of an idle timer's payload; the low bits are the connection.

@@ -35,22 +35,15 @@ use indicatif::ProgressBar;
 use tickwheel::{FromOptions, Stats, Timer};
 use tickwheel_service::{Builder, Delivery, Fired, ServiceKey, TimerHandle};
 
-use crate::config::{nanos, Clock, Workload};
+use crate::config::{Clock, Workload};
 use crate::counter::CallClock;
 use crate::error::Error;
-use crate::measure::{Calls, Hist, Interval, Intervals, Op, COST_MAX, LATENESS_MAX, TRIM};
+use crate::measure::{Calls, Hist, Interval, Intervals, COST_MAX, LATENESS_MAX, TRIM};
+use crate::op::Op;
 use crate::outcome::Outcome;
 use crate::server::IDLE;
+use crate::units::nanos;
 use crate::workload::Generator;
-
-/// The thread counts a `--threads n` run measures: powers of two below `n`, then `n`.
-pub(crate) fn thread_counts(n: usize) -> Vec<usize> {
-    let mut counts: Vec<usize> = std::iter::successors(Some(1usize), |t| t.checked_mul(2))
-        .take_while(|&t| t < n)
-        .collect();
-    counts.push(n.max(1));
-    counts
-}
 
 /// Lateness as the driver's callback records it.
 struct FireLog {
@@ -467,14 +460,6 @@ fn produce<X: Timer<u64>>(
 mod tests {
     use super::*;
     use tickwheel::HierarchicalWheel;
-
-    #[test]
-    fn thread_counts_double_up_to_n() {
-        assert_eq!(thread_counts(1), [1]);
-        assert_eq!(thread_counts(2), [1, 2]);
-        assert_eq!(thread_counts(6), [1, 2, 4, 6]);
-        assert_eq!(thread_counts(8), [1, 2, 4, 8]);
-    }
 
     #[test]
     fn service_run_keeps_strict_invariants() {

@@ -19,7 +19,7 @@
 //! - The result is `None` unless there are two repetitions or more, each made the same number
 //!   of calls, and every call kept by all of them is the same operation in each.
 
-use crate::measure::Op;
+use crate::op::Op;
 
 /// Calls at least this slow (ns) are kept.
 pub(crate) const SLOW_NS: u64 = 1_000;

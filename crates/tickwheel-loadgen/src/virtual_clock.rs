@@ -33,11 +33,12 @@ use std::time::{Duration, Instant};
 use indicatif::ProgressBar;
 use tickwheel::{Tick, Timer};
 
-use crate::config::{nanos, Clock, LatenessView, Workload};
+use crate::config::{Clock, LatenessView, Workload};
 use crate::counter::CallClock;
 use crate::error::Error;
 use crate::outcome::Outcome;
 use crate::server::Server;
+use crate::units::nanos;
 use crate::workload::Generator;
 
 /// Runs `workload` against `timer` on virtual time, timing calls with `clock`.

@@ -20,7 +20,8 @@ use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp, LogNormal, Pareto, Zipf};
 use rand_pcg::Pcg64Mcg;
 
-use crate::config::{nanos, Workload};
+use crate::config::Workload;
+use crate::units::nanos;
 
 /// One request: when it arrives, on which connection, and how long its response takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

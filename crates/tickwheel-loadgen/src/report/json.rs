@@ -18,13 +18,15 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{nanos, Clock, Config};
+use crate::config::{Clock, Config};
 use crate::cost_runs::{CALLS_PER_RUN, RUNS};
 use crate::counter::CallClock;
 use crate::error::Error;
-use crate::measure::{Hist, Op};
+use crate::measure::Hist;
+use crate::op::Op;
 use crate::outcome::Outcome;
 use crate::slowest::{fastest_max, SlowCalls};
+use crate::units::nanos;
 
 /// The schema version written into every report.
 pub(crate) const SCHEMA: u32 = 2;
@@ -107,7 +109,7 @@ pub(crate) struct TraceJson {
 impl WorkloadJson {
     /// The workload in one line, for the table and the plots.
     pub(crate) fn describe(&self) -> String {
-        use crate::report::table::{count, human_ns, si};
+        use crate::units::{count, human_ns, si};
         if let Some(t) = &self.trace {
             return format!(
                 "trace {}: {} calls over {} from tick {}, tick {}, checksum {}",

@@ -84,7 +84,7 @@ mod tests {
     use super::*;
     use crate::config::{Clock, Config, LatenessView, Workload};
     use crate::counter::CallClock;
-    use crate::gate::Thresholds;
+    use crate::thresholds::Thresholds;
 
     /// A small virtual compare with two repetitions, its reports written, read back and checked
     /// against the run.

@@ -15,7 +15,7 @@
 use std::fmt::Write as _;
 
 use crate::report::json::{median_f64, Report, ResultJson};
-use crate::report::table::human_ns;
+use crate::units::human_ns;
 
 /// One family's answer.
 #[derive(Clone, Debug, PartialEq)]

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use hdrhistogram::Histogram;
 
 use crate::report::json::{CostJson, CostsJson, Report};
-use crate::report::table::{count, fine_ns, human_ns};
+use crate::units::{count, fine_ns, human_ns};
 
 /// A point of a lateness line rests on fewer samples than this beyond it: drawn dotted.
 const FEW_SAMPLES: f64 = 10.0;

@@ -5,37 +5,7 @@ use std::fmt::Write as _;
 
 use crate::report::json::{CostsJson, Report, ResultJson};
 use crate::slowest::SLOW_NS;
-
-/// `v` nanoseconds with three significant digits and a unit: `87ns`, `1.23µs`, `45.6ms`, `2.10s`.
-pub(crate) fn human_ns(v: f64) -> String {
-    let (value, unit) = if v < 1e3 {
-        return format!("{v:.0}ns");
-    } else if v < 1e6 {
-        (v / 1e3, "µs")
-    } else if v < 1e9 {
-        (v / 1e6, "ms")
-    } else {
-        (v / 1e9, "s")
-    };
-    if value < 10.0 {
-        format!("{value:.2}{unit}")
-    } else if value < 100.0 {
-        format!("{value:.1}{unit}")
-    } else {
-        format!("{value:.0}{unit}")
-    }
-}
-
-/// A per-call cost from the runs: `7.41ns`, `23.4ns`, `1.23µs`.
-pub(crate) fn fine_ns(v: f64) -> String {
-    if v < 10.0 {
-        format!("{v:.2}ns")
-    } else if v < 100.0 {
-        format!("{v:.1}ns")
-    } else {
-        human_ns(v)
-    }
-}
+use crate::units::{count, fine_ns, human_ns, si};
 
 /// A cost in ns, or `<1ns` (below `resolution_ns`) when the call was too short to see.
 pub(crate) fn cost_ns(v: u64, resolution_ns: f64) -> String {
@@ -43,32 +13,6 @@ pub(crate) fn cost_ns(v: u64, resolution_ns: f64) -> String {
         format!("<{}", human_ns(resolution_ns.ceil()))
     } else {
         human_ns(v as f64)
-    }
-}
-
-/// A count with thousands separators: `6,012,345`.
-pub(crate) fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// A rate or size in engineering form: `45.2M`, `812k`, `950`.
-pub(crate) fn si(v: f64) -> String {
-    if v >= 1e9 {
-        format!("{:.2}G", v / 1e9)
-    } else if v >= 1e6 {
-        format!("{:.1}M", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.1}k", v / 1e3)
-    } else {
-        format!("{v:.0}")
     }
 }
 
@@ -300,21 +244,4 @@ pub(crate) fn render(report: &Report) -> String {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn human_units() {
-        assert_eq!(human_ns(0.0), "0ns");
-        assert_eq!(human_ns(87.0), "87ns");
-        assert_eq!(human_ns(1234.0), "1.23µs");
-        assert_eq!(human_ns(45_600_000.0), "45.6ms");
-        assert_eq!(human_ns(30e9), "30.0s");
-        assert_eq!(count(6_012_345), "6,012,345");
-        assert_eq!(count(12), "12");
-        assert_eq!(si(45_200_000.0), "45.2M");
-    }
 }

@@ -104,6 +104,8 @@ fn is_live<T>(item: Item, slab: &Slab<Stamped<T>>) -> bool {
 /// | `next_deadline`, idle poll | O(1) |
 /// | memory per timer | 12 B element (+ up to about as many dead ones) + 24 B slot |
 ///
+/// [`Options::preallocate`] makes room for `9/4` elements per timer, so the dead ones fit too.
+///
 /// ```
 /// use tickwheel::{LazyHeap, Timer};
 ///
@@ -160,7 +162,9 @@ impl<T> LazyHeap<T> {
             .min(options.capacity.unwrap_or(usize::MAX));
         Self {
             slab: Slab::new(options.capacity, pre),
-            heap: Binary::with_capacity(pre),
+            // Room for the dead elements too: up to about as many as the live ones, and a
+            // quarter more while a sweep runs, so no push copies the array to grow it.
+            heap: Binary::with_capacity(pre.saturating_mul(9) / 4),
             outside: BTreeMap::new(),
             base: options.start,
             seq: 0,
