@@ -39,18 +39,18 @@
 //! # Costs
 //! Work is counted in [`Stats::max_call_work`] units: one element compared or moved (see
 //! [`Binary`]), one position a sweep looks at, one outside-store operation. With `h` the levels
-//! of a heap of the most elements held so far (`⌊log2 E⌋ + 1`):
+//! of the largest array held so far (`⌊log2 C⌋ + 1` for a capacity of `C` elements):
 //!
 //! | operation | cost | work |
 //! |---|---|---|
-//! | insert | O(log n) push | `2h + 1` (outside: 1) |
-//! | cancel | O(1) mark, plus a sweep step and the dead tops it exposes | `SWEEP · (3h + 4)`, plus `4h + 2` per dead top |
-//! | reset | O(log n) push, plus a sweep step and dead tops | `SWEEP · (3h + 4) + 2h + 2`, plus `4h + 2` per dead top |
-//! | poll per fired timer | O(log n) pop, plus a sweep step and dead tops | `SWEEP · (3h + 4) + 4h + 2`, plus `4h + 2` per dead top |
+//! | insert | O(log n) push | `2h` (outside: 1) |
+//! | cancel | O(1) mark, plus a sweep step and the dead tops it exposes | `SWEEP · (3h + 3)`, plus `4h + 2` per dead top |
+//! | reset | O(log n) push, plus a sweep step and dead tops | `SWEEP · (3h + 3) + 2h + 1`, plus `4h + 2` per dead top |
+//! | poll per fired timer | O(log n) pop, plus a sweep step and dead tops | `SWEEP · (3h + 3) + 4h + 2`, plus `4h + 2` per dead top |
 //! | `next_deadline`, idle poll | O(1) | 0 |
 //! | memory per timer | 12 B element (+ up to about as many dead ones) + 24 B slab slot (`u64` payload, deadline, seq, generation) | |
 //!
-//! [`Timer::work_bound`] is the largest of these, `SWEEP · (3h + 4) + 4h + 3`, plus `4h + 2`
+//! [`Timer::work_bound`] is the largest of these, `SWEEP · (3h + 3) + 4h + 3`, plus `4h + 2`
 //! for each dead top the worst call popped. **What it does not bound:**
 //! - the dead tops a call pops. When the earliest live timer fires or is cancelled, every dead
 //!   element ordered just behind it comes to the top and is popped in that call: as many as
@@ -137,7 +137,9 @@ pub struct LazyHeap<T> {
     max_popped: u64,
     /// The most work a rebase or renumbering did.
     max_rare: u64,
-    /// The most elements held at once.
+    /// The largest capacity the array had before a rebase, renumbering, `drain` or
+    /// `shrink_to_fit` replaced it (the array never shrinks otherwise), so `levels` of the
+    /// larger of it and today's capacity covers every heap held so far.
     peak: usize,
 }
 
@@ -181,8 +183,8 @@ impl<T> LazyHeap<T> {
 
     /// The most work one call may do (see the module docs).
     fn bound(&self) -> u64 {
-        let h = levels(self.peak);
-        (SWEEP * (3 * h + 4) + 4 * h + 3 + (4 * h + 2) * self.max_popped).max(self.max_rare)
+        let h = levels(self.peak.max(self.heap.capacity()));
+        (SWEEP * (3 * h + 3) + 4 * h + 3 + (4 * h + 2) * self.max_popped).max(self.max_rare)
     }
 
     /// Starts a call's work count.
@@ -195,8 +197,12 @@ impl<T> LazyHeap<T> {
     /// Ends a call: records its work.
     #[inline]
     fn end(&mut self) {
-        self.stats.max_call_work = self.stats.max_call_work.max(self.work);
-        self.max_popped = self.max_popped.max(self.popped);
+        if self.work > self.stats.max_call_work {
+            self.stats.max_call_work = self.work;
+        }
+        if self.popped > self.max_popped {
+            self.max_popped = self.popped;
+        }
     }
 
     #[inline]
@@ -228,11 +234,15 @@ impl<T> LazyHeap<T> {
         self.slab.len() - self.outside.len()
     }
 
-    /// Pushes an element, keeping count of the most held.
     #[inline]
     fn push(&mut self, item: Item) {
         self.heap.push(item, &mut self.work);
-        self.peak = self.peak.max(self.heap.len());
+    }
+
+    /// Replaces the array with `heap`, remembering the old one's capacity for the bound.
+    fn replace_heap(&mut self, heap: Binary) -> Binary {
+        self.peak = self.peak.max(self.heap.capacity());
+        core::mem::replace(&mut self.heap, heap)
     }
 
     /// Puts timer `index` where its deadline says: an element, or the outside store.
@@ -271,8 +281,9 @@ impl<T> LazyHeap<T> {
     #[cold]
     fn rebase(&mut self, base: Tick) {
         let shift = base - self.base;
+        let old = self.replace_heap(Binary::default());
         let slab = &self.slab;
-        let mut items: Vec<Item> = core::mem::take(&mut self.heap)
+        let mut items: Vec<Item> = old
             .into_vec()
             .into_iter()
             .filter(|&i| is_live(i, slab))
@@ -305,9 +316,10 @@ impl<T> LazyHeap<T> {
     /// `(deadline, seq, index)`, in firing order.
     fn take_in_firing_order(&mut self) -> Vec<(Tick, u32, u32)> {
         let base = self.base;
-        let slab = &self.slab;
         self.sweep = 0;
-        let mut order: Vec<(Tick, u32, u32)> = core::mem::take(&mut self.heap)
+        let old = self.replace_heap(Binary::default());
+        let slab = &self.slab;
+        let mut order: Vec<(Tick, u32, u32)> = old
             .into_vec()
             .into_iter()
             .filter(|&i| is_live(i, slab))
@@ -447,7 +459,7 @@ impl<T> Timer<T> for LazyHeap<T> {
             self.stats.rejected += 1;
             return Err(InsertError::Full(payload));
         }
-        self.begin();
+        self.work = 0;
         let seq = self.next_seq();
         let key = match self.slab.insert(Stamped::new(deadline, payload, seq)) {
             Ok(key) => key,
@@ -456,10 +468,13 @@ impl<T> Timer<T> for LazyHeap<T> {
                 return Err(InsertError::Full(entry.payload));
             }
         };
-        // A live push keeps the top live and the dead count, so no sweep is due.
+        // A live push keeps the top live and the dead count, so no sweep is due, and pops
+        // nothing.
         self.place(key.index, deadline, seq);
         self.stats.inserted += 1;
-        self.end();
+        if self.work > self.stats.max_call_work {
+            self.stats.max_call_work = self.work;
+        }
         Ok(key)
     }
 
@@ -552,8 +567,9 @@ impl<T> Timer<T> for LazyHeap<T> {
     }
 
     fn shrink_to_fit(&mut self) {
+        let old = self.replace_heap(Binary::default());
         let slab = &self.slab;
-        let mut items = core::mem::take(&mut self.heap).into_vec();
+        let mut items = old.into_vec();
         items.retain(|&i| is_live(i, slab));
         items.shrink_to_fit();
         // The live elements keep their order: a heap built from them pops them alike.
