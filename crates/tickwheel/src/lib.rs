@@ -1,6 +1,6 @@
 //! Timers for network servers: four interchangeable designs behind one [`Timer`] trait.
 //!
-//! Each design keeps the same contract (see [`timer`](crate::Timer)): never early, never lost or
+//! Each design keeps the same contract (see [`Timer`]): never early, never lost or
 //! doubled, complete, ordered by deadline then first-in first-out, harmless stale keys, one timer
 //! per poll, a safe `next_deadline`, any deadline accepted, an optional capacity, work counters.
 //! One operation sequence gives one fired sequence on all of them, so you can swap them freely.
@@ -8,9 +8,9 @@
 //! | type | design | pick it when |
 //! |---|---|---|
 //! | [`HierarchicalWheel`] | 11 levels × 64 slots (every `u64` tick), a crowded slot split into a finer wheel; every call bounded | many timers, most cancelled or pushed later (I/O timeouts) |
-//! | [`HashedWheel`] | one ring of 2^k slots, far timers wait extra laps | timeouts mostly shorter than one revolution |
-//! | [`IndexedHeap`] | 4-ary min-heap with positions | few timers, exact next deadline |
-//! | [`LazyHeap`] | binary heap, cancel marks dead | insert-heavy, cancel-light |
+//! | [`HashedWheel`] | one ring of 2^k one-tick slots; timers due later wait in a far store grouped by deadline; every call bounded | timeouts mostly shorter than one revolution |
+//! | [`IndexedHeap`] | 4-ary min-heap with positions; every call O(log n) | fewer timers, an exact next deadline |
+//! | [`LazyHeap`] | binary heap, cancel marks dead, swept a few positions per call | insert-heavy, cancel-light; one call may pop a long run of cancelled timers |
 //!
 //! Time is `u64` ticks that you pass in; [`TickClock`] converts `Instant`s (deadlines round up,
 //! `now` rounds down, so nothing fires early). Keys are 8-byte [`TimerKey`]s with a generation.

@@ -1,36 +1,4 @@
-//! The `Timer` trait: the contract every implementation keeps.
-//!
-//! # The contract
-//! 1. **Never early.** A timer is returned only by a `poll(now)` with `now >= deadline`.
-//! 2. **Never lost, never twice.** Each inserted timer ends exactly once: returned by `poll`,
-//!    returned by `cancel`, or returned by `drain`. `len()` is exact after every call.
-//! 3. **Complete.** Repeated `poll(now)` returns every timer with `deadline <= now` before it
-//!    returns `None`, whatever the jump from the previous `now`.
-//! 4. **Ordered.** Timers come out by deadline, equal deadlines first-in first-out; a `reset`
-//!    counts as a new insertion. Every implementation gives the same order.
-//! 5. **Stale and foreign keys are harmless.** A key whose timer ended gets `None` /
-//!    [`StaleKeyError`], even after its storage is reused; so does a key another timer issued
-//!    (each timer starts its generations elsewhere on the `u32` circle; the residual chance is
-//!    in the slab's docs).
-//! 6. **Bounded work per call.** `poll` returns one timer per call. The most work any one call
-//!    did is counted ([`Stats::max_call_work`]), and each design states its bound
-//!    ([`Timer::work_bound`]), which every call but `drain` and `shrink_to_fit` keeps: the
-//!    wheels a constant
-//!    ([`HierarchicalWheel::max_call_work_bound`](crate::HierarchicalWheel::max_call_work_bound),
-//!    `LEVELS · (MAX_LIST + 2 · LEVELS)` = 594 units, and
-//!    [`HashedWheel::max_call_work_bound`](crate::HashedWheel::max_call_work_bound)), the
-//!    indexed heap `(D + 1) · h + 3` for a heap `h` levels deep. The heaps also leave out their
-//!    renumbering, once per `2^32` inserts and resets; the lazy heap leaves out its rebase, at
-//!    most once per `2^31` ticks, and the dead elements a call pops: firing or cancelling the
-//!    earliest timer pops every dead one ordered just behind it
-//!    ([`LazyHeap`](crate::LazyHeap) gives the formula).
-//! 7. **Next deadline.** `next_deadline()` is never later than the earliest pending deadline.
-//! 8. **Any deadline.** Past deadlines fire at the next poll; `u64::MAX` is accepted.
-//! 9. **Bounded when asked.** With a capacity, an insert beyond it is refused with the payload.
-//! 10. **Observable.** [`Stats`] counts the work done.
-//!
-//! Time is `u64` ticks passed in by the caller ([`Tick`]); a `now` lower than an earlier one is
-//! treated as the earlier one (clocks stall and step back).
+//! The `Timer` trait and its contract (on the trait's docs), with the types it trades in.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -225,8 +193,44 @@ pub trait FromOptions: Sized {
     fn from_options(options: Options) -> Result<Self, ConfigError>;
 }
 
-/// One timer structure holding payloads of type `T` at deadlines in ticks. See the module docs
-/// for the contract.
+/// One timer structure holding payloads of type `T` at deadlines in ticks. Every design in
+/// this crate keeps the contract below, so one operation sequence gives one fired sequence
+/// on all of them and they can be swapped freely.
+///
+/// # The contract
+/// 1. **Never early.** A timer is returned only by a `poll(now)` with `now >= deadline`.
+/// 2. **Never lost, never twice.** Each inserted timer ends exactly once: returned by `poll`,
+///    returned by `cancel`, or returned by `drain`. `len()` is exact after every call.
+/// 3. **Complete.** Repeated `poll(now)` returns every timer with `deadline <= now` before it
+///    returns `None`, whatever the jump from the previous `now`.
+/// 4. **Ordered.** Timers come out by deadline, equal deadlines first-in first-out; a `reset`
+///    counts as a new insertion. Every implementation gives the same order.
+/// 5. **Stale and foreign keys are harmless.** A key whose timer ended gets `None` /
+///    [`StaleKeyError`], even after its storage is reused; so does a key another timer issued
+///    (each timer starts its key generations elsewhere on the `u32` circle: a foreign key is
+///    accepted only after one slot has been reused about 2³² / (2.6 · n) times more in one
+///    timer than in the other, among the first `n` timers of a process: 1.6 million reuses
+///    for a thousand timers. On targets without 32-bit atomics keys are not bound to their
+///    timer).
+/// 6. **Bounded work per call.** `poll` returns one timer per call. The most work any one call
+///    did is counted ([`Stats::max_call_work`]), and each design states its bound
+///    ([`Timer::work_bound`]), which every call but `drain` and `shrink_to_fit` keeps: the
+///    wheels a constant
+///    ([`HierarchicalWheel::max_call_work_bound`](crate::HierarchicalWheel::max_call_work_bound),
+///    `LEVELS · (MAX_LIST + 2 · LEVELS)` = 594 units, and
+///    [`HashedWheel::max_call_work_bound`](crate::HashedWheel::max_call_work_bound)), the
+///    indexed heap `(D + 1) · h + 3` for a heap `h` levels deep. The heaps also leave out their
+///    renumbering, once per `2^32` inserts and resets; the lazy heap leaves out its rebase, at
+///    most once per `2^31` ticks, and the dead elements a call pops: firing or cancelling the
+///    earliest timer pops every dead one ordered just behind it
+///    ([`LazyHeap`](crate::LazyHeap) gives the formula).
+/// 7. **Next deadline.** `next_deadline()` is never later than the earliest pending deadline.
+/// 8. **Any deadline.** Past deadlines fire at the next poll; `u64::MAX` is accepted.
+/// 9. **Bounded when asked.** With a capacity, an insert beyond it is refused with the payload.
+/// 10. **Observable.** [`Stats`] counts the work done.
+///
+/// Time is `u64` ticks passed in by the caller ([`Tick`]); a `now` lower than an earlier one is
+/// treated as the earlier one (clocks stall and step back).
 ///
 /// The trait is object safe: `Box<dyn Timer<T> + Send>` (from [`Kind::build`](crate::Kind::build))
 /// implements it too, for code that picks an implementation at run time.

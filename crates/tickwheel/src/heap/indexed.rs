@@ -69,7 +69,23 @@ struct Payload<T> {
 
 crate::slab::generational!(Payload);
 
-/// A d-ary indexed min-heap timer (`D` = 4 by default). See the module docs for costs.
+/// A d-ary min-heap of timers that knows where each timer sits (`D` = 4 by default, as in
+/// Go's runtime).
+///
+/// Elements `(deadline, seq, index)` of 16 bytes sit in one array; a second array holds each
+/// timer's position, so cancel and reset fix the heap with one sift and leave nothing behind.
+/// `next_deadline` is exact. Every call but `drain`, `shrink_to_fit` and a renumbering once
+/// per `2^32` inserts and resets does at most `(D + 1) · h + 3` units of work (elements
+/// compared or moved) for a heap `h` levels deep: 53 at a million timers
+/// ([`Timer::work_bound`]). Pick it for fewer timers, or when an exact next deadline matters.
+///
+/// | operation | cost |
+/// |---|---|
+/// | insert | O(log_D n) |
+/// | cancel, reset | O(log_D n): one sift |
+/// | poll per fired timer | O(D log_D n) |
+/// | poll with nothing due, `next_deadline` | O(1) |
+/// | memory per timer | 36 B: a 16 B element, a 4 B position and a 16 B slab slot (`u64` payload) |
 ///
 /// ```
 /// use tickwheel::{FromOptions, IndexedHeap, Options, Timer};

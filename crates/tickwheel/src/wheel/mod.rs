@@ -1,17 +1,10 @@
-//! The timing-wheel designs and the pieces they share.
+//! The timing-wheel designs, a folder each; they share no code.
 //!
-//! Both wheels keep each timer in one slab entry with exactly one place, and that place is a
-//! function of the timer's deadline and the wheel's cursor (the last tick fully swept), so
-//! entries need not remember where they are:
-//!
-//! | deadline vs cursor | place |
-//! |---|---|
-//! | `deadline < cursor` | the overdue queue, ordered by `(deadline, insertion)` |
-//! | `deadline == cursor` | the ready list, first-in first-out |
-//! | `deadline > cursor` | a wheel slot (or the hashed wheel's far store past its horizon) |
-//!
-//! Each design is a folder: [`hashed`] links its entries into intrusive lists;
-//! [`hierarchical`] keeps chunk lists of references instead, deleted lazily.
+//! - [`hashed`]: a ring of one-tick slots for the next revolution, a far store grouped by
+//!   deadline beyond it, and a due queue for timers at or behind the cursor; entries are
+//!   linked into intrusive lists.
+//! - [`hierarchical`]: eleven levels of 64 slots, intrusive first-in first-out lists whose
+//!   links sit in an array beside the slab, and a crowded slot split into a child node.
 
 pub(crate) mod hashed;
 pub(crate) mod hierarchical;

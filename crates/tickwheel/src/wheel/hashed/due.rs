@@ -1,4 +1,4 @@
-//! The due queue both wheels share: timers whose deadline is at or behind the cursor.
+//! The hashed wheel's due queue: timers whose deadline is at or behind the cursor.
 //!
 //! The ready list holds the timers inserted or reset to exactly the cursor's tick, in first-in
 //! first-out order (a slot's own due timers fire from the slot as its visit reaches them). The overdue store holds timers inserted or reset to a
@@ -7,7 +7,7 @@
 //!
 //! # Invariants
 //! - Every ready entry's deadline equals the cursor; every overdue entry's is below it.
-//! - The cursor moves only while the ready list is empty (the wheels drain it first).
+//! - The cursor moves only while the ready list is empty (the wheel drains it first).
 
 use super::list::List;
 use super::ordered::Ordered;

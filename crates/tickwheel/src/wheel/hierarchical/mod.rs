@@ -72,9 +72,26 @@ use entry::Entry;
 use level::{above, below, level_for, slot_for, slot_start, span, LEVELS};
 use nodes::{list_id, Nodes, MAX_LIST};
 
-/// A hierarchical timing wheel: eleven levels of 64 slots, a crowded slot split into a finer
-/// wheel, so that every call does at most [`max_call_work_bound`](Self::max_call_work_bound)
-/// units of work. See the module docs for the design and costs.
+/// A hierarchical timing wheel: eleven levels of 64 slots over every `u64` tick.
+///
+/// A deadline sits at the level of the highest 6-bit group in which it differs from the
+/// wheel's cursor (a level-`l` slot spans `64^l` ticks), in a first-in first-out list; cancel
+/// and reset unlink it at once. A list above level 0 holds at most 32 timers: the next one
+/// turns the slot into a finer wheel of its own over the same range. When the cursor reaches
+/// a slot, its list moves a level or more down. So every call but `drain` and `shrink_to_fit`
+/// does at most [`max_call_work_bound`](Self::max_call_work_bound) units of work (594: timers
+/// moved, nodes and levels visited), however the timers are spread and however far `now`
+/// jumps. Pick it for many timers, most cancelled or pushed later: I/O timeouts.
+///
+/// | operation | cost |
+/// |---|---|
+/// | insert, cancel, reset | O(1) |
+/// | poll per fired timer | O(1) amortised: a timer moves at most once per level |
+/// | poll with nothing due, `next_deadline` | O(1): one comparison |
+/// | memory per timer | 32 B (a 24 B slab entry and an 8 B link, `u64` payload), plus about 800 B per crowded slot |
+///
+/// `next_deadline` may answer early, with the start of the slot the earliest timer waits in:
+/// an event loop wakes at most once per level a timer crosses.
 ///
 /// ```
 /// use tickwheel::{FromOptions, HierarchicalWheel, Options, Timer};
