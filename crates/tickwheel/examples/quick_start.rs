@@ -1,12 +1,13 @@
-//! The README's quick start, verbatim below this header (`tests/readme.rs` checks that they
-//! match): an event loop that closes connections idle for 60 ms.
+//! The README's quick start, verbatim below this header down to the marker line
+//! (`tests/readme.rs` checks that they match): an event loop that closes connections idle
+//! for 60 ms, and a `main` that feeds it a scripted connection's events.
 //!
 //! ```text
 //! cargo run -p tickwheel --example quick_start
 //! ```
 
 use std::collections::HashMap;
-use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 use tickwheel::{HierarchicalWheel, StaleKeyError, TickClock, Timer};
 
@@ -16,20 +17,12 @@ enum Event {
     Close(u32),
 }
 
-fn main() {
-    let idle = Duration::from_millis(60);
+/// The event loop: closes connections idle for `idle`.
+fn serve(events: Receiver<Event>, idle: Duration) {
     let clock = TickClock::new(Duration::from_millis(1)).unwrap(); // 1 tick = 1 ms
     let mut timer = HierarchicalWheel::new();
     let mut keys = HashMap::new(); // connection -> its idle timer's key
     let deadline = || clock.deadline_after(Instant::now(), idle);
-    let (network, events) = channel(); // stands in for the sockets: an event every 20 ms
-    std::thread::spawn(move || {
-        use Event::*; // 2 goes quiet: its timer fires at 80 ms, before its data at 100 ms
-        for event in [Open(2), Open(1), Data(1), Data(1), Data(2), Close(1)] {
-            std::thread::sleep(Duration::from_millis(20));
-            network.send(event).unwrap();
-        }
-    });
     loop {
         // Sleep until the next deadline or the next event.
         let wait = match timer.next_deadline().and_then(|t| clock.instant_of(t)) {
@@ -49,10 +42,23 @@ fn main() {
                 timer.cancel(keys.remove(&id).unwrap()); // `None` if it fired: harmless
             }
             Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Disconnected) => return,
         }
         while let Some(expired) = timer.poll(clock.now_tick(Instant::now())) {
             println!("{}: idle for {idle:?}; closing", expired.payload); // one timer per poll
         }
     }
+}
+// (the README shows the code above this line)
+
+fn main() {
+    let (network, events) = std::sync::mpsc::channel(); // stands in for the sockets
+    std::thread::spawn(move || {
+        use Event::*; // 2 goes quiet: its timer fires at 80 ms, before its data at 100 ms
+        for event in [Open(2), Open(1), Data(1), Data(1), Data(2), Close(1)] {
+            std::thread::sleep(Duration::from_millis(20)); // an event every 20 ms
+            network.send(event).unwrap();
+        }
+    });
+    serve(events, Duration::from_millis(60));
 }

@@ -1,6 +1,6 @@
-//! The README's quick start is `examples/quick_start.rs` below its `//!` header, byte for byte,
-//! so the code crates.io shows is code that compiles (`cargo test` builds every example) and
-//! cannot drift from it.
+//! The READMEs' quick start (this crate's and the repository's) is `examples/quick_start.rs`
+//! from below its `//!` header down to its marker line, byte for byte, so the code a reader
+//! sees is code that compiles (`cargo test` builds every example) and cannot drift from it.
 
 /// The body of the README's one ```` ```rust ```` block.
 fn readme_rust_block(readme: &str) -> &str {
@@ -16,14 +16,20 @@ fn readme_rust_block(readme: &str) -> &str {
     &readme[start..=start + len]
 }
 
-/// The example's code: everything after its `//!` header and the blank line that ends it.
+/// The line in the example above which the READMEs show its code.
+const MARKER: &str = "// (the README shows the code above this line)\n";
+
+/// The example's code the READMEs show: after its `//!` header and the blank line that ends
+/// it, up to its marker line.
 fn example_body(example: &str) -> &str {
     let mut rest = example;
     while rest.starts_with("//!") {
         rest = rest.split_once('\n').map_or("", |(_, tail)| tail);
     }
-    rest.strip_prefix('\n')
-        .expect("a blank line after the example's header")
+    let rest = rest
+        .strip_prefix('\n')
+        .expect("a blank line after the example's header");
+    &rest[..rest.find(MARKER).expect("the example has its marker line")]
 }
 
 /// The first line (1-based) where `a` and `b` differ, with both lines (`None` past an end).
@@ -44,18 +50,40 @@ fn first_difference<'s>(
     unreachable!("unequal texts differ in some line")
 }
 
-#[test]
-fn readme_quick_start_is_the_example() {
-    let readme = include_str!("../README.md");
-    let example = include_str!("../examples/quick_start.rs");
+/// Fails, naming the line, where `readme`'s one rust block is not the example's shown code.
+fn assert_quick_start(name: &str, readme: &str) {
     let block = readme_rust_block(readme);
-    let body = example_body(example);
+    let body = example_body(include_str!("../examples/quick_start.rs"));
     if let Some((line, readme_line, code_line)) = first_difference(block, body) {
         panic!(
-            "the README's quick start differs from examples/quick_start.rs at line {line} of the block:\n  \
+            "{name}'s quick start differs from examples/quick_start.rs at line {line} of the block:\n  \
              README: {readme_line:?}\n  code:   {code_line:?}"
         );
     }
+}
+
+#[test]
+fn readme_quick_start_is_the_example() {
+    assert_quick_start("crates/tickwheel/README.md", include_str!("../README.md"));
+}
+
+/// The repository's README (read from the checkout; a published package has no such file, so
+/// the test is skipped there) shows the same code within its first 60 lines.
+#[test]
+fn repository_readme_quick_start_is_the_example() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+    let Ok(readme) = std::fs::read_to_string(path) else {
+        eprintln!("no repository README at {path}: not a checkout, skipped");
+        return;
+    };
+    assert_quick_start("README.md", &readme);
+    let fence = readme.find("```rust\n").unwrap();
+    let close = fence + readme[fence..].find("\n```\n").unwrap();
+    let last_code_line = readme[..close].lines().count();
+    assert!(
+        last_code_line <= 60,
+        "README.md's quick start ends at line {last_code_line}; it must fit in the first 60"
+    );
 }
 
 #[test]
@@ -74,5 +102,39 @@ fn readme_carries_the_crate_facts() {
     assert!(
         readme.contains(&format!("tickwheel = \"{minor}\"")),
         "README's Cargo.toml line asks for version {minor}"
+    );
+}
+
+/// The design guide states the core crate's run-time dependencies ("one run-time dependency,
+/// `hashbrown`"); this keeps that sentence true of `Cargo.toml`.
+#[test]
+fn design_guide_names_the_run_time_dependencies() {
+    let manifest = include_str!("../Cargo.toml");
+    let section = manifest
+        .split_once("\n[dependencies]\n")
+        .expect("a [dependencies] section")
+        .1;
+    let section = section.split("\n[").next().unwrap_or_default();
+    let deps: Vec<&str> = section
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#') && l.contains('='))
+        .map(|l| l.split('=').next().unwrap_or_default().trim())
+        .collect();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/design.md");
+    let Ok(guide) = std::fs::read_to_string(path) else {
+        eprintln!("no design guide at {path}: not a checkout, skipped");
+        return;
+    };
+    let count = ["no", "one", "two", "three", "four"][deps.len()];
+    let plural = if deps.len() == 1 { "" } else { "s" };
+    let names: Vec<String> = deps.iter().map(|d| format!("`{d}`")).collect();
+    let sentence = format!(
+        "{count} run-time dependenc{}, {}",
+        if plural.is_empty() { "y" } else { "ies" },
+        names.join(", ")
+    );
+    assert!(
+        guide.contains(&sentence),
+        "docs/design.md should say {sentence:?} (Cargo.toml's [dependencies]: {deps:?})"
     );
 }
