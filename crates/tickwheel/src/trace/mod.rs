@@ -7,7 +7,7 @@
 //! at any moment; the reader turns those into trace-local ids (the `n`-th accepted insert is
 //! id `n`, counting from 0). Recording thus keeps no table of its own.
 //!
-//! # Format, version 1
+//! # Format, version 2
 //!
 //! All integers are little-endian. A *varint* is a prefix varint: the number of trailing zero
 //! bits of its first byte, plus one, is its length `n` in bytes (1 to 8), and the value is the
@@ -18,46 +18,97 @@
 //! the signed difference (wrapping, mod 2⁶⁴) from the *cursor*: the `now` of the latest
 //! recorded poll, or the start tick before the first.
 //!
+//! A trace is a header, then its records in *blocks*: each block is at most
+//! [`BLOCK_RECORDS`] (4,096) records, closed by a record that holds their count and a
+//! checksum. Every block but the last is closed by a block record; the last one (which may
+//! hold no record) by the end record.
+//!
+//! | part | bytes |
+//! |---|---|
+//! | header | 28 |
+//! | block 1 | 4,096 records, then a block record: tag 6, count (2 bytes), checksum (8 bytes) |
+//! | … | more blocks like block 1 |
+//! | last block | 0 to 4,096 records, then the end record: tag 7, count of every record of the trace, checksum (8 bytes) |
+//!
 //! The header, 28 bytes:
 //!
 //! | bytes | field |
 //! |---|---|
 //! | 0..8 | magic `TWTRACE\n` |
-//! | 8..10 | version, `u16` (1) |
+//! | 8..10 | version, `u16` (2) |
 //! | 10..12 | reserved, `u16`, 0 |
 //! | 12..20 | tick length in nanoseconds, `u64`, at least 1 |
 //! | 20..28 | start tick (the timer's `now` when recording began), `u64` |
 //!
-//! Then one record per call. A record starts with a tag byte: bits 0..3 the kind, bit 3 the
-//! call's outcome; other bits are 0. A *slot* is the varint slot index of a key.
+//! A record starts with a tag byte: bits 0..3 the kind, bit 3 the call's outcome; other bits
+//! are 0. A *slot* is the varint slot index of a key.
 //!
-//! | kind | call | outcome bit | then |
+//! | kind | record | outcome bit | then |
 //! |---|---|---|---|
 //! | 1 | `insert` | accepted | signed varint deadline; the new key's slot, if accepted |
 //! | 2 | `cancel` | returned a payload | the slot, if it did |
 //! | 3 | `reset` | `Ok` | the slot, if `Ok`; signed varint deadline |
 //! | 4 | `poll` | returned a timer | signed varint `now`; the fired timer's slot, if any |
 //! | 5 | `drain` | 0 | varint count of timers handed back |
-//! | 7 | end | 0 | varint count of records before it, then the checksum, `u64` |
+//! | 6 | block | 0 | varint count of records in its block, then the checksum, `u64` |
+//! | 7 | end | 0 | varint count of records in the trace, then the checksum, `u64` |
 //!
-//! A trace ends with exactly one end record; a file that stops before it is truncated, and
-//! the reader says so with the byte offset. The checksum covers every byte before it, header
-//! included, so a flipped byte is refused as corrupt instead of replayed as a different
-//! server: the bytes are taken as little-endian 8-byte words (the last one zero-padded), and
+//! The checksum in a block or end record covers every byte of the file before it: the
+//! header, the earlier blocks with their block records, and its own block's records, tag and
+//! count. The bytes are taken as little-endian 8-byte words (the last one zero-padded), and
 //! for each word `w`, `h = (h ^ w) * 0x9E3779B97F4A7C15; h ^= h >> 29`, from
-//! `h = 0x6A09E667F3BCC908`; then `h ^ length`. (A word at a time keeps it off the recording
-//! path's budget; it is a few lines, here rather than a dependency of the core crate.)
+//! `h = 0x6A09E667F3BCC908`; then `h ^ length`. A writer or reader keeps one running sum and
+//! reads its value at each block's end, so checking a block costs its own bytes only; and as
+//! the bytes before the block were checked already, a mismatch falls on the block itself.
+//! The end record's checksum covers the whole trace: it is the trace's identity
+//! ([`TraceReader::checksum`]).
+//!
+//! The function is this crate's own, not a checksum crate's: a few lines, specified here in
+//! full for readers in other languages, that add no dependency to the core crate. It is 64
+//! bits wide because it is also the trace's identity (reports compare it; a 32-bit CRC would
+//! collide among some 65,000 traces). Every step is a bijection of `h`, so a change confined
+//! to one aligned 8-byte word is always caught, as a CRC-32 catches every burst of up to 32
+//! bits; other changes escape with a chance of about 2⁻⁶⁴. And it takes a word per multiply,
+//! off the recording path (see the costs).
+//!
+//! ## Invariants
+//!
+//! - A block holds at most [`BLOCK_RECORDS`] records. [`Recorder`] writes full blocks,
+//!   but the last; a reader accepts any count up to the bound, and refuses a block that runs
+//!   past it without a block or end record.
+//! - A block or end record's count is the number of records in its block, or in the whole
+//!   trace, and its checksum covers every byte before it.
+//! - A trace ends with exactly one end record and nothing after it; a file that stops before
+//!   it is truncated, and the reader says so with the byte offset.
+//! - [`TraceReader`] hands out no record of a block before it has read the whole block, its
+//!   checksum matched, and every record of it decoded. A changed byte is thus refused (as
+//!   [`TraceError::Checksum`], or as a record that does not fit the format, each naming its
+//!   offset) before any record of its block is seen, while every record of the blocks before
+//!   it has been handed out as written; a truncated file gives every block before the cut,
+//!   then [`TraceError::Truncated`].
+//!
+//! ## Versions
+//!
+//! This build writes and reads version 2 only. Version 1 had no blocks: one checksum in the
+//! end record, so a reader handed out every record before it could check any (one changed
+//! byte could replay as up to a whole trace of wrong calls). Reading it would keep that
+//! hazard, so it is refused by its version ([`TraceError::Version`]), with a message naming
+//! both versions; record the trace again.
 //!
 //! # Costs
 //! | operation | cost |
 //! |---|---|
-//! | a recorded call | the call and one 16-byte store; every 4,096 calls are encoded (2 to 19 bytes each) and written in one go |
-//! | memory | 64 KiB of staged calls and a 77 KiB write buffer; the reader keeps one map entry per pending timer |
+//! | a recorded call | the call and one 16-byte store; every 4,096 calls are encoded (2 to 19 bytes each) and written in one go, as a block |
+//! | block overhead | 11 bytes per block of 4,096 records (tag, 2-byte count, checksum): 0.0027 bytes per record, under 0.1% of a trace at 3 bytes a record (the mix of `tests/trace_blocks.rs` averages 3.04) |
+//! | recording memory | 64 KiB of staged calls and a 77 KiB write buffer |
+//! | reading memory | one block: its bytes (at most 4,096 × 19 + 10, 76 KiB) and its decoded records (4,096 × 40 bytes, 160 KiB); a 64 KiB input buffer; one map entry per pending timer |
 //!
 //! The hot path only stages the call: encoding it there would put its instructions behind the
 //! timer call's own cache miss, where the CPU needs room to overlap that miss with the next
 //! call's. It pays on `reset_later` at 100k timers: a recorded reset took 98 ns against 194 ns
-//! encoded inline (medians of four interleaved criterion rounds of each build).
+//! encoded inline (medians of four interleaved criterion rounds of each build). Closing a
+//! block adds a tag, a count and a copy of the running checksum to that flush: nothing on the
+//! hot path.
 
 mod read;
 mod record;
@@ -70,8 +121,12 @@ use crate::Tick;
 /// The first 8 bytes of every trace.
 pub const MAGIC: [u8; 8] = *b"TWTRACE\n";
 
-/// The format version this crate writes and reads.
-pub const VERSION: u16 = 1;
+/// The format version this crate writes and reads (and the only one it reads).
+pub const VERSION: u16 = 2;
+
+/// The most records a block holds; the recorder writes blocks of exactly this many, but the
+/// last.
+pub const BLOCK_RECORDS: usize = 4096;
 
 /// Bytes in the header.
 pub const HEADER_LEN: usize = 28;
@@ -173,6 +228,7 @@ const KIND_CANCEL: u8 = 2;
 const KIND_RESET: u8 = 3;
 const KIND_POLL: u8 = 4;
 const KIND_DRAIN: u8 = 5;
+const KIND_BLOCK: u8 = 6;
 const KIND_END: u8 = 7;
 const KIND_MASK: u8 = 0b0111;
 const OUTCOME: u8 = 0b1000;

@@ -4,8 +4,8 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use super::{
-    put_varint, zigzag, Sum, TraceHeader, HEADER_LEN, KIND_CANCEL, KIND_DRAIN, KIND_END,
-    KIND_INSERT, KIND_MASK, KIND_POLL, KIND_RESET, MAGIC, OUTCOME, VERSION,
+    put_varint, zigzag, Sum, TraceHeader, BLOCK_RECORDS, HEADER_LEN, KIND_BLOCK, KIND_CANCEL,
+    KIND_DRAIN, KIND_END, KIND_INSERT, KIND_MASK, KIND_POLL, KIND_RESET, MAGIC, OUTCOME, VERSION,
 };
 use crate::{Expired, InsertError, StaleKeyError, Stats, Tick, Timer, TimerKey};
 
@@ -134,8 +134,9 @@ impl<X, W: Write> Recorder<X, W> {
         &self.inner
     }
 
-    /// Ends the trace: writes the end record and flushes. Later calls are forwarded to the
-    /// timer and not recorded (a second `stop` does nothing).
+    /// Ends the trace: writes the last block (the calls since the last full one), closed by
+    /// the end record, and flushes. Later calls are forwarded to the timer and not recorded
+    /// (a second `stop` does nothing).
     ///
     /// # Errors
     /// The first write error of the whole trace (then the trace is incomplete and says so:
@@ -199,7 +200,7 @@ impl<X, W: Write> Recorder<X, W> {
             .ok_or_else(|| io::Error::other("the trace's sink was already taken"))
     }
 
-    /// Stores one call for encoding; encodes and writes out every [`STAGED`] calls.
+    /// Stores one call for encoding; encodes and writes out every [`STAGED`] calls, as a block.
     #[inline(always)]
     fn stage(&mut self, tag: u8, slot: u32, value: u64) {
         self.staged[self.staged_len] = Raw { tag, slot, value };
@@ -209,11 +210,19 @@ impl<X, W: Write> Recorder<X, W> {
         }
     }
 
+    /// Encodes the staged calls as one block, closes it with its count and checksum, and
+    /// writes it out.
     #[cold]
     #[inline(never)]
     fn flush_staged(&mut self) {
+        let count = self.staged_len as u64;
         self.encode_staged();
+        self.buf.byte(KIND_BLOCK);
+        self.buf.varint(count);
         self.sum.bytes(self.buf.as_slice());
+        let checksum = self.sum.value().to_le_bytes();
+        self.sum.bytes(&checksum);
+        self.buf.extend(&checksum);
         if self.error.is_none() {
             if let Some(Err(e)) = self.sink.as_mut().map(|s| s.write_all(self.buf.as_slice())) {
                 self.error = Some(e);
@@ -274,13 +283,14 @@ struct Raw {
     value: u64,
 }
 
-/// Calls staged before they are encoded and written: 64 KiB of [`Raw`]s.
-const STAGED: usize = 4096;
+/// Calls staged before they are encoded and written as one block: 64 KiB of [`Raw`]s.
+const STAGED: usize = BLOCK_RECORDS;
 
 /// The longest encoded record: a tag and two 9-byte varints.
 const MAX_RECORD: usize = 19;
 
-/// Room for the end record and a varint's full-width store past the last byte.
+/// Room for the record that closes a block (a block's or the end record: a tag, a varint
+/// and the checksum) and a varint's full-width store past the last byte.
 const SLACK: usize = 64;
 
 /// The write buffer: a fixed array and a fill mark, so encoding a record is a few indexed

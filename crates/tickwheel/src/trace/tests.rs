@@ -179,3 +179,9 @@ fn header_errors_name_the_field() {
         Err(TraceError::TrailingBytes { .. })
     ));
 }
+
+/// The module docs put a block's decoded records at 4,096 × 40 bytes.
+#[test]
+fn a_decoded_record_takes_at_most_40_bytes() {
+    assert!(std::mem::size_of::<(u64, TraceOp)>() <= 40);
+}
