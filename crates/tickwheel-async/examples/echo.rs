@@ -9,14 +9,16 @@
 //! `--idle-timeout` (`ms` or `s`, default `10s`) is closed by the server. Try it with
 //! `nc ADDR`: type a few lines, then wait.
 //!
-//! Each connection owns one [`Sleep`]: it is made when the connection is accepted, raced
-//! against every read, and [`reset`](Sleep::reset) to `now + idle` after each echo, which on a
-//! pending timer is one `reset` on the timer service (no new timer). The race is a small
-//! hand-written select over `poll_fn`: poll the read, then the sleep. Writes are bounded too,
-//! with [`Handle::timeout`], so a peer that stops reading cannot hold a connection forever.
+//! Each connection owns one [`Sleep`] from [`sleep`]: it is made when the connection is
+//! accepted, raced against every read, and [`reset`](Sleep::reset) to `now + idle` after each
+//! echo, which on an armed timer is one `reset` on the timer service (no new timer). The race
+//! is a small hand-written select over `poll_fn`: poll the read, then the sleep (whose first
+//! poll arms its timer). Writes are bounded too, with [`timeout`], so a peer that stops
+//! reading cannot hold a connection forever; a write that completes at once arms no timer.
 //!
-//! The timers are runtime-agnostic: tokio runs the sockets, the tickwheel driver thread fires
-//! the sleeps and wakes the tasks.
+//! The timers are runtime-agnostic: tokio runs the sockets, the driver thread of
+//! tickwheel-async's default timers (started on first use) fires the sleeps and wakes the
+//! tasks.
 
 use std::future::{poll_fn, Future};
 use std::io;
@@ -25,7 +27,7 @@ use std::pin::Pin;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use tickwheel_async::{AsyncTimers, Handle, Sleep};
+use tickwheel_async::{sleep, timeout, Sleep};
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 
@@ -48,21 +50,20 @@ pub fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
 
 /// Accepts connections on `listener` forever, each served on its own task: echoed back, and
 /// closed once idle (nothing received) for longer than `idle`.
-pub async fn serve(listener: TcpListener, handle: Handle, idle: Duration) {
+pub async fn serve(listener: TcpListener, idle: Duration) {
     loop {
         match listener.accept().await {
             Ok((stream, _peer)) => {
-                let handle = handle.clone();
                 tokio::spawn(async move {
                     // Every way out (idle, peer closed, I/O error) drops the stream: closed.
-                    let _ = echo(stream, &handle, idle).await;
+                    let _ = echo(stream, idle).await;
                 });
             }
             // Out of file descriptors, or a connection reset before it was accepted: report,
             // back off a little, and keep serving.
             Err(e) => {
                 eprintln!("accept: {e}");
-                let _ = handle.sleep(Duration::from_millis(50)).await;
+                sleep(Duration::from_millis(50)).await;
             }
         }
     }
@@ -78,9 +79,9 @@ enum Closed {
 }
 
 /// Echoes `stream` until it closes, fails, or stays idle for `idle`.
-async fn echo(mut stream: TcpStream, handle: &Handle, idle: Duration) -> io::Result<Closed> {
+async fn echo(mut stream: TcpStream, idle: Duration) -> io::Result<Closed> {
     let mut buf = vec![0; 4096];
-    let mut idle_timer = handle.sleep(idle);
+    let mut idle_timer = sleep(idle);
     loop {
         let Some(n) = read_or_idle(&mut stream, &mut buf, &mut idle_timer).await? else {
             return Ok(Closed::Idle);
@@ -88,14 +89,10 @@ async fn echo(mut stream: TcpStream, handle: &Handle, idle: Duration) -> io::Res
         if n == 0 {
             return Ok(Closed::ByPeer);
         }
-        handle
-            .timeout(idle, stream.write_all(&buf[..n]))
-            .await
-            .map_err(io::Error::other)??;
+        // `Elapsed` converts to an `io::Error` of kind `TimedOut`.
+        timeout(idle, stream.write_all(&buf[..n])).await??;
         // The idle time counts from the end of the echo: the peer has had its answer.
-        idle_timer
-            .reset(Instant::now() + idle)
-            .map_err(io::Error::other)?;
+        idle_timer.reset(Instant::now() + idle);
     }
 }
 
@@ -114,12 +111,9 @@ async fn read_or_idle(
         }
         // `Sleep` is `Unpin`. Both futures now hold this task's waker: whichever is ready
         // first wakes it, and the loser is simply polled again (or dropped) later.
-        match Pin::new(&mut *idle).poll(cx) {
-            Poll::Ready(Ok(())) => Poll::Ready(Ok(None)),
-            // The timer service is full or shut down: this connection cannot be timed.
-            Poll::Ready(Err(e)) => Poll::Ready(Err(io::Error::other(e))),
-            Poll::Pending => Poll::Pending,
-        }
+        // (The default timers are never shut down and have no capacity limit, so the sleep
+        // cannot fail; `idle.checked()` would return such an error instead of panicking.)
+        Pin::new(&mut *idle).poll(cx).map(|()| Ok(None))
     })
     .await
 }
@@ -171,9 +165,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         eprintln!("{e}");
         std::process::exit(2)
     });
-    let timers = AsyncTimers::new()?;
     let listener = listen(addr)?;
     println!("listening on {}", listener.local_addr()?);
-    serve(listener, timers.handle(), idle).await;
+    serve(listener, idle).await;
     Ok(())
 }

@@ -1,10 +1,15 @@
-//! What a sleep or a timeout reports when the service behind it cannot time it.
+//! [`Error`]: why a timer cannot fire; [`Elapsed`]: a [`Timeout`](crate::Timeout)'s deadline
+//! passed first.
 
 use std::fmt;
 
-use tickwheel_service::{KeyError, ScheduleError};
+use tickwheel_service::ScheduleError;
 
-/// The service could not arm or keep a timer, so the future cannot wait on it.
+/// The service could not arm or keep a timer, so a future cannot wait on it.
+///
+/// A [`Sleep`](crate::Sleep) or [`Timeout`](crate::Timeout) polled into one of these panics
+/// with its message; [`Sleep::checked`](crate::Sleep::checked) and
+/// [`Timeout::checked`](crate::Timeout::checked) return it instead.
 ///
 /// ```
 /// let e = tickwheel_async::Error::Shutdown;
@@ -23,7 +28,7 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Self::Shutdown => "the async timers were shut down before this timer fired",
+            Self::Shutdown => "the async timers were shut down; this timer will not fire",
             Self::Full => "the timer service is at capacity; this timer was not armed",
             Self::Failed => "the timer service's shards failed; this timer will not fire",
         })
@@ -42,42 +47,44 @@ impl<T> From<ScheduleError<T>> for Error {
     }
 }
 
-/// A [`KeyError`] other than `NotPending`.
-pub(crate) fn from_key(e: KeyError) -> Error {
-    match e {
-        KeyError::Failed => Error::Failed,
-        KeyError::NotPending | KeyError::Shutdown => Error::Shutdown,
-    }
+/// The panic of a [`Sleep`](crate::Sleep) or [`Timeout`](crate::Timeout) whose timer cannot
+/// fire: it names the error and the way to get it as a value.
+#[track_caller]
+pub(crate) fn cannot_fire(what: &str, e: Error) -> ! {
+    panic!("tickwheel-async {what} cannot complete: {e} (`.checked()` returns this as an Error)")
 }
 
-/// Why a [`Timeout`](crate::Timeout) ended without its future's output.
+/// A [`Timeout`](crate::Timeout)'s deadline passed before its future completed: the error of
+/// [`timeout`](fn@crate::timeout), as tokio's `Elapsed` is of its `timeout`.
 ///
 /// ```
-/// use tickwheel_async::{Error, TimeoutError};
-/// assert_eq!(TimeoutError::from(Error::Full), TimeoutError::Timer(Error::Full));
-/// assert!(TimeoutError::Elapsed.to_string().contains("elapsed"));
+/// use std::time::Duration;
+/// let never = std::future::pending::<()>();
+/// let r = futures_executor::block_on(tickwheel_async::timeout(Duration::from_millis(2), never));
+/// let elapsed: tickwheel_async::Elapsed = r.unwrap_err();
+/// assert_eq!(elapsed.to_string(), "deadline has elapsed");
+/// let io: std::io::Error = elapsed.into();
+/// assert_eq!(io.kind(), std::io::ErrorKind::TimedOut);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TimeoutError {
-    /// The deadline passed first.
-    Elapsed,
-    /// The deadline could not be timed (the future was not polled to completion).
-    Timer(Error),
-}
+pub struct Elapsed(());
 
-impl fmt::Display for TimeoutError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Elapsed => f.write_str("deadline elapsed"),
-            Self::Timer(e) => write!(f, "timeout could not be timed: {e}"),
-        }
+impl Elapsed {
+    pub(crate) const fn new() -> Self {
+        Self(())
     }
 }
 
-impl std::error::Error for TimeoutError {}
+impl fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("deadline has elapsed")
+    }
+}
 
-impl From<Error> for TimeoutError {
-    fn from(e: Error) -> Self {
-        Self::Timer(e)
+impl std::error::Error for Elapsed {}
+
+impl From<Elapsed> for std::io::Error {
+    fn from(e: Elapsed) -> Self {
+        Self::new(std::io::ErrorKind::TimedOut, e)
     }
 }

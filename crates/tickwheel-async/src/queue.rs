@@ -4,9 +4,11 @@
 //! The queue is owned by one task and needs no lock: its timers live in a plain `Timer` (a
 //! [`HierarchicalWheel`] by default). Only the wake-up at the earliest deadline goes outside,
 //! through a [`Wakeup`]:
-//! - a [`Sleep`] of the async service ([`DelayQueue::new`]): one service timer per queue,
-//!   reset to the queue's earliest deadline, so a queue of a million timers costs the service
-//!   one;
+//! - a [`Sleep`] of the async service ([`DelayQueue::new`] on the default timers,
+//!   [`Handle::delay_queue`] on others): one service timer per queue, armed while the task
+//!   waits and reset to the queue's earliest deadline, so a queue of a million timers costs
+//!   the service one. The queue keeps its ticks on the service's clock, so a deadline rounds
+//!   up to a tick once;
 //! - or the runtime's own sleep: implement [`Wakeup`] for it, a few lines (below for tokio),
 //!   and build the queue with [`DelayQueue::with_parts`].
 //!
@@ -37,15 +39,14 @@
 //! | `poll_expired` | one `Timer::poll`; when nothing is due, `next_deadline` and one `Wakeup::poll_until` |
 
 use std::marker::PhantomData;
-use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use tickwheel::{
-    Expired, HierarchicalWheel, InsertError, StaleKeyError, Tick, TickClock, Timer, TimerKey,
-};
+use tickwheel::{HierarchicalWheel, InsertError, StaleKeyError, Tick, TickClock, Timer, TimerKey};
 
-use crate::{Error, Handle, Sleep};
+#[cfg(doc)]
+use crate::Handle;
+use crate::{default_handle, Error, Sleep};
 
 /// Gets a task woken once an instant has passed: what a [`DelayQueue`] needs from outside.
 ///
@@ -54,8 +55,7 @@ use crate::{Error, Handle, Sleep};
 /// use std::time::{Duration, Instant};
 /// use tickwheel_async::Wakeup;
 ///
-/// let timers = tickwheel_async::AsyncTimers::new().unwrap();
-/// let mut sleep = timers.handle().sleep(Duration::MAX);
+/// let mut sleep = tickwheel_async::sleep(Duration::MAX);
 /// let at = Instant::now() + Duration::from_millis(2);
 /// futures_executor::block_on(std::future::poll_fn(|cx| sleep.poll_until(at, cx))).unwrap();
 /// assert!(Instant::now() >= at);
@@ -69,14 +69,53 @@ pub trait Wakeup {
     fn poll_until(&mut self, deadline: Instant, cx: &mut Context<'_>) -> Poll<Result<(), Error>>;
 }
 
+/// Moves the sleep to `deadline` if that is another tick, and polls it (arming it if it must
+/// wait); a timer that cannot fire is an `Err`, not a panic.
 impl Wakeup for Sleep {
     fn poll_until(&mut self, deadline: Instant, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         if self.tick_of(deadline) != self.tick() {
-            if let Err(e) = self.reset(deadline) {
-                return Poll::Ready(Err(e));
-            }
+            self.reset(deadline);
         }
-        std::future::Future::poll(Pin::new(self), cx)
+        self.poll_checked(cx)
+    }
+}
+
+/// A timer that came out of a [`DelayQueue`]: its key (stale now), the deadline it was due
+/// at (rounded up to the queue's tick), and its value.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// let mut q = tickwheel_async::DelayQueue::new();
+/// let at = Instant::now() + Duration::from_millis(2);
+/// let key = q.insert_at("x", at).unwrap();
+/// let e = futures_executor::block_on(std::future::poll_fn(|cx| q.poll_expired(cx)));
+/// let e: tickwheel_async::Expired<&str> = e.unwrap().unwrap();
+/// assert_eq!(e.key, key);
+/// assert!(e.deadline >= at && Instant::now() >= e.deadline);
+/// assert_eq!(e.into_inner(), "x");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expired<T> {
+    /// The key the timer had; it is stale now.
+    pub key: TimerKey,
+    /// When it was due: the deadline asked for, rounded up to the queue's tick.
+    pub deadline: Instant,
+    /// The value given at insert.
+    pub payload: T,
+}
+
+impl<T> Expired<T> {
+    /// The value given at insert.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut q = tickwheel_async::DelayQueue::new();
+    /// q.insert(7, Duration::ZERO).unwrap();
+    /// let e = futures_executor::block_on(std::future::poll_fn(|cx| q.poll_expired(cx)));
+    /// assert_eq!(e.unwrap().unwrap().into_inner(), 7);
+    /// ```
+    pub fn into_inner(self) -> T {
+        self.payload
     }
 }
 
@@ -85,10 +124,9 @@ impl Wakeup for Sleep {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickwheel_async::{AsyncTimers, DelayQueue};
+/// use tickwheel_async::DelayQueue;
 ///
-/// let timers = AsyncTimers::new().unwrap();
-/// let mut queue = DelayQueue::new(&timers.handle());
+/// let mut queue = DelayQueue::new();
 /// let later = queue.insert("later", Duration::from_secs(60)).unwrap();
 /// queue.insert("soon", Duration::from_millis(5)).unwrap();
 /// assert_eq!(queue.remove(later), Some("later"));
@@ -106,31 +144,45 @@ pub struct DelayQueue<T, X = HierarchicalWheel<T>, W = Sleep> {
 }
 
 impl<T> DelayQueue<T> {
-    /// An empty queue on a [`HierarchicalWheel`] with 1 ms ticks, woken by a [`Sleep`] of
-    /// `handle`'s service.
+    /// An empty queue on a [`HierarchicalWheel`], woken by a [`Sleep`] of the default timers
+    /// and on their clock (1 ms ticks). [`Handle::delay_queue`] makes one on other timers.
+    ///
+    /// # Panics
+    /// As [`default_handle`].
     ///
     /// ```
-    /// let timers = tickwheel_async::AsyncTimers::new().unwrap();
-    /// let queue = tickwheel_async::DelayQueue::<u32>::new(&timers.handle());
+    /// let queue = tickwheel_async::DelayQueue::<u32>::new();
     /// assert_eq!(queue.len(), 0);
     /// ```
     #[must_use]
-    pub fn new(handle: &Handle) -> Self {
-        let clock = TickClock::new(Duration::from_millis(1))
-            .unwrap_or_else(|_| unreachable!("1 ms is a valid resolution"));
-        Self::with_parts(HierarchicalWheel::new(), clock, handle.sleep(Duration::MAX))
+    pub fn new() -> Self {
+        default_handle().delay_queue()
+    }
+}
+
+/// [`DelayQueue::new`].
+///
+/// ```
+/// let queue: tickwheel_async::DelayQueue<u8> = Default::default();
+/// assert!(queue.is_empty());
+/// ```
+impl<T> Default for DelayQueue<T> {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
 impl<T, X: Timer<T>, W: Wakeup> DelayQueue<T, X, W> {
     /// A queue on `timer`, whose ticks `clock` maps to instants (the timer's tick 0 is the
-    /// clock's origin), woken by `wakeup`.
+    /// clock's origin), woken by `wakeup`. With a [`Sleep`] for `wakeup`, pass its timers'
+    /// [`clock`](Handle::clock) so deadlines round up once; another clock works, one tick
+    /// later at worst.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickwheel::{IndexedHeap, TickClock};
+    /// use tickwheel::IndexedHeap;
     /// let timers = tickwheel_async::AsyncTimers::new().unwrap();
-    /// let clock = TickClock::new(Duration::from_micros(100)).unwrap();
+    /// let clock = timers.handle().clock();
     /// let sleep = timers.handle().sleep(Duration::MAX);
     /// let queue = tickwheel_async::DelayQueue::<u8, _, _>::with_parts(IndexedHeap::new(), clock, sleep);
     /// assert!(queue.is_empty());
@@ -152,8 +204,7 @@ impl<T, X: Timer<T>, W: Wakeup> DelayQueue<T, X, W> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let timers = tickwheel_async::AsyncTimers::new().unwrap();
-    /// let mut q = tickwheel_async::DelayQueue::new(&timers.handle());
+    /// let mut q = tickwheel_async::DelayQueue::new();
     /// let key = q.insert(1, Duration::from_secs(1)).unwrap();
     /// assert!(q.deadline(key).is_some());
     /// ```
@@ -169,8 +220,7 @@ impl<T, X: Timer<T>, W: Wakeup> DelayQueue<T, X, W> {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// let timers = tickwheel_async::AsyncTimers::new().unwrap();
-    /// let mut q = tickwheel_async::DelayQueue::new(&timers.handle());
+    /// let mut q = tickwheel_async::DelayQueue::new();
     /// q.insert_at("x", Instant::now() + Duration::from_secs(1)).unwrap();
     /// assert_eq!(q.len(), 1);
     /// ```
@@ -199,8 +249,7 @@ impl<T, X: Timer<T>, W: Wakeup> DelayQueue<T, X, W> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let timers = tickwheel_async::AsyncTimers::new().unwrap();
-    /// let mut q = tickwheel_async::DelayQueue::new(&timers.handle());
+    /// let mut q = tickwheel_async::DelayQueue::new();
     /// let key = q.insert('a', Duration::from_secs(1)).unwrap();
     /// assert_eq!(q.remove(key), Some('a'));
     /// assert_eq!(q.remove(key), None);
@@ -216,8 +265,7 @@ impl<T, X: Timer<T>, W: Wakeup> DelayQueue<T, X, W> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let timers = tickwheel_async::AsyncTimers::new().unwrap();
-    /// let mut q = tickwheel_async::DelayQueue::new(&timers.handle());
+    /// let mut q = tickwheel_async::DelayQueue::new();
     /// let key = q.insert((), Duration::from_secs(60)).unwrap();
     /// q.reset(key, Duration::from_millis(1)).unwrap();
     /// futures_executor::block_on(std::future::poll_fn(|cx| q.poll_expired(cx))).unwrap().unwrap();
@@ -234,8 +282,7 @@ impl<T, X: Timer<T>, W: Wakeup> DelayQueue<T, X, W> {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// let timers = tickwheel_async::AsyncTimers::new().unwrap();
-    /// let mut q = tickwheel_async::DelayQueue::new(&timers.handle());
+    /// let mut q = tickwheel_async::DelayQueue::new();
     /// let key = q.insert((), Duration::from_secs(60)).unwrap();
     /// assert!(q.reset_at(key, Instant::now()).is_ok());
     /// ```
@@ -254,8 +301,7 @@ impl<T, X: Timer<T>, W: Wakeup> DelayQueue<T, X, W> {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// let timers = tickwheel_async::AsyncTimers::new().unwrap();
-    /// let mut q = tickwheel_async::DelayQueue::new(&timers.handle());
+    /// let mut q = tickwheel_async::DelayQueue::new();
     /// let at = Instant::now() + Duration::from_secs(1);
     /// let key = q.insert_at(0u8, at).unwrap();
     /// assert!(q.deadline(key).unwrap() >= at);
@@ -270,8 +316,7 @@ impl<T, X: Timer<T>, W: Wakeup> DelayQueue<T, X, W> {
     /// Timers pending.
     ///
     /// ```
-    /// let timers = tickwheel_async::AsyncTimers::new().unwrap();
-    /// assert_eq!(tickwheel_async::DelayQueue::<()>::new(&timers.handle()).len(), 0);
+    /// assert_eq!(tickwheel_async::DelayQueue::<()>::new().len(), 0);
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
@@ -281,8 +326,7 @@ impl<T, X: Timer<T>, W: Wakeup> DelayQueue<T, X, W> {
     /// No timer pending.
     ///
     /// ```
-    /// let timers = tickwheel_async::AsyncTimers::new().unwrap();
-    /// assert!(tickwheel_async::DelayQueue::<()>::new(&timers.handle()).is_empty());
+    /// assert!(tickwheel_async::DelayQueue::<()>::new().is_empty());
     /// ```
     #[must_use]
     pub fn is_empty(&self) -> bool {
@@ -300,8 +344,7 @@ impl<T, X: Timer<T>, W: Wakeup> DelayQueue<T, X, W> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let timers = tickwheel_async::AsyncTimers::new().unwrap();
-    /// let mut q = tickwheel_async::DelayQueue::new(&timers.handle());
+    /// let mut q = tickwheel_async::DelayQueue::new();
     /// q.insert(5, Duration::from_millis(1)).unwrap();
     /// let e = futures_executor::block_on(std::future::poll_fn(|cx| q.poll_expired(cx)));
     /// assert_eq!(e.unwrap().unwrap().payload, 5);
@@ -313,9 +356,14 @@ impl<T, X: Timer<T>, W: Wakeup> DelayQueue<T, X, W> {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Expired<T>, Error>>> {
         loop {
-            let now = self.clock.now_tick(Instant::now());
-            if let Some(e) = self.timer.poll(now) {
-                return Poll::Ready(Some(Ok(e)));
+            let now = Instant::now();
+            if let Some(e) = self.timer.poll(self.clock.now_tick(now)) {
+                return Poll::Ready(Some(Ok(Expired {
+                    key: e.key,
+                    // A due tick is at or before `now`: an `Instant` holds it.
+                    deadline: self.clock.instant_of(e.deadline).unwrap_or(now),
+                    payload: e.payload,
+                })));
             }
             let Some(next) = self.timer.next_deadline() else {
                 self.waiting = None;
@@ -348,7 +396,7 @@ impl<T, X: Timer<T>, W: Wakeup> DelayQueue<T, X, W> {
 impl<T, X: Timer<T> + Unpin, W: Wakeup + Unpin> futures_core::Stream for DelayQueue<T, X, W> {
     type Item = Result<Expired<T>, Error>;
 
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+    fn poll_next(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         self.get_mut().poll_expired(cx)
     }
 }

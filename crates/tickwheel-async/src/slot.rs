@@ -1,13 +1,14 @@
 //! [`Slot`]: what a timer of the async service carries, and how it wakes its task.
 //!
-//! A slot is shared (`Arc`) by one [`Sleep`](crate::Sleep) and the service's copy of its
-//! payload. It is one small lock around one `Option<Waker>`, so the three parties agree:
+//! A slot is shared (`Arc`) by one armed [`Sleep`](crate::Sleep) and the service's copy of
+//! its payload; the sleep makes it, holding that poll's waker, at the poll that arms the timer.
+//! It is one small lock around one `Option<Waker>`, so the three parties agree:
 //! - the driver [`finish`](Slot::finish)es it (fired, or shut down) and wakes the waker, under
 //!   the lock;
 //! - a poll checks the state and stores its waker under the lock, so a fire either happened
 //!   before (the poll sees it) or comes after (it finds the waker): no wake-up is lost;
-//! - a dropped sleep [`forget`](Slot::forget)s its waker under the lock, so once the drop
-//!   returns, nothing wakes its task.
+//! - a sleep dropped (or reset) after its timer left the service [`forget`](Slot::forget)s its
+//!   waker under the lock, so once the drop returns, nothing wakes its task.
 //!
 //! The ended states are kept in the same `Option<Waker>`, as one of two marker wakers that
 //! wake nothing: a separate state byte would take the slot's allocation from 40 to 48 bytes
@@ -47,17 +48,19 @@ fn ended(w: &Waker) -> Option<Done> {
     }
 }
 
-/// One armed timer's shared state: `None` (pending, no task yet), a task's waker (pending),
+/// One armed timer's shared state: a task's waker (pending), `None` (its sleep let go of it),
 /// or a marker (ended).
-#[derive(Default)]
 pub(crate) struct Slot {
     state: Mutex<Option<Waker>>,
 }
 
 impl Slot {
-    /// A pending slot.
-    pub(crate) fn new() -> Arc<Self> {
-        Arc::new(Self::default())
+    /// A pending slot whose task is `cx`'s: made by the poll that arms its timer, before the
+    /// schedule, so a fire at once finds the waker.
+    pub(crate) fn waiting(cx: &Context<'_>) -> Arc<Self> {
+        Arc::new(Self {
+            state: Mutex::new(Some(cx.waker().clone())),
+        })
     }
 
     /// Ends the slot (the first end counts) and wakes its task, if one is registered.

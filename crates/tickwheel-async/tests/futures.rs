@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use tickwheel_async::{AsyncTimers, Builder, DelayQueue, Error, TimeoutError, Wakeup};
+use tickwheel_async::{AsyncTimers, Builder, DelayQueue, Error, Wakeup};
 
 /// A waker that counts its wakes.
 #[derive(Default)]
@@ -57,7 +57,7 @@ async fn many_sleeps(
         let ms = 1 + rng.below(40);
         spawn(Box::pin(async move {
             let start = Instant::now();
-            h.sleep(Duration::from_millis(ms)).await.unwrap();
+            h.sleep(Duration::from_millis(ms)).await;
             assert!(start.elapsed() >= Duration::from_millis(ms), "woke early");
             d.fetch_add(1, Ordering::SeqCst);
         }));
@@ -69,7 +69,7 @@ async fn many_sleeps(
             "{} of {tasks} sleeps woke",
             done.load(Ordering::SeqCst)
         );
-        handle.sleep(Duration::from_millis(5)).await.unwrap();
+        handle.sleep(Duration::from_millis(5)).await;
     }
 }
 
@@ -135,10 +135,11 @@ fn timeout_returns_the_output_or_elapsed() {
         assert_eq!(h.timeout(Duration::from_secs(5), rx).await, Ok(Ok(9)));
         let start = Instant::now();
         let never = std::future::pending::<()>();
-        assert_eq!(
-            h.timeout(Duration::from_millis(30), never).await,
-            Err(TimeoutError::Elapsed)
-        );
+        let elapsed = h
+            .timeout(Duration::from_millis(30), never)
+            .await
+            .unwrap_err();
+        assert_eq!(elapsed.to_string(), "deadline has elapsed");
         assert!(start.elapsed() >= Duration::from_millis(30));
     });
     // The completed timeout cancelled its timer.
@@ -190,7 +191,7 @@ fn a_fire_wakes_the_waker_of_the_latest_poll_once() {
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(first.0.load(Ordering::SeqCst), 0);
     assert_eq!(second.0.load(Ordering::SeqCst), 1);
-    assert_eq!(poll_once(&mut s, &b), Poll::Ready(Ok(())));
+    assert_eq!(poll_once(&mut s, &b), Poll::Ready(()));
     assert!(s.is_elapsed());
 }
 
@@ -247,18 +248,22 @@ fn reset_racing_the_fire_completes_once_at_the_new_deadline() {
     for _ in 0..200 {
         let (count, mut s) = near_its_fire(&h, &mut rng);
         let again = Instant::now() + Duration::from_millis(4);
-        s.reset(again).unwrap();
+        s.reset(again);
         assert!(!s.is_elapsed());
-        let done = futures_executor::block_on(&mut s);
-        assert_eq!(done, Ok(()));
+        futures_executor::block_on(&mut s);
         assert!(Instant::now() >= again, "completed before its new deadline");
         assert!(count.0.load(Ordering::SeqCst) <= 1);
     }
     assert_eq!(h.pending(), 0);
 }
 
+/// A waker that wakes nothing.
+fn noop() -> Waker {
+    counting().1
+}
+
 #[test]
-fn shutdown_completes_pending_sleeps_and_later_calls_fail_clearly() {
+fn shutdown_wakes_armed_sleeps_and_checked_futures_return_the_error() {
     let timers = AsyncTimers::with_builder(Builder::new().shards(2)).unwrap();
     let h = timers.handle();
     let (count, waker) = counting();
@@ -268,39 +273,184 @@ fn shutdown_completes_pending_sleeps_and_later_calls_fail_clearly() {
     assert!(Pin::new(&mut timeout)
         .poll(&mut Context::from_waker(&waker))
         .is_pending());
-    assert_eq!(timers.shutdown(), 2);
+    let unpolled = h.sleep(Duration::from_secs(60));
+    assert_eq!(
+        timers.shutdown(),
+        2,
+        "the two armed timers; the unpolled one is not"
+    );
     assert_eq!(
         count.0.load(Ordering::SeqCst),
         2,
-        "shutdown wakes every pending sleep"
+        "shutdown wakes every armed sleep"
     );
+    let mut pending = pending.checked();
     assert_eq!(
         poll_once(&mut pending, &waker),
         Poll::Ready(Err(Error::Shutdown))
     );
+    assert!(pending.into_inner().is_elapsed());
     assert_eq!(
-        futures_executor::block_on(timeout),
-        Err(TimeoutError::Timer(Error::Shutdown))
-    );
-    assert_eq!(
-        futures_executor::block_on(h.sleep(Duration::ZERO)),
+        futures_executor::block_on(timeout.checked()),
         Err(Error::Shutdown)
     );
+    assert_eq!(
+        futures_executor::block_on(unpolled.checked()),
+        Err(Error::Shutdown)
+    );
+    // Deadline passed or not: a sleep of shut-down timers fails at its first poll.
+    let past = h.sleep_until(Instant::now() - Duration::from_millis(5));
+    assert_eq!(
+        futures_executor::block_on(past.checked()),
+        Err(Error::Shutdown)
+    );
+    // A reset never fails; the sleep fails at its next poll.
     let mut late = h.sleep(Duration::from_secs(1));
-    assert_eq!(late.reset(Instant::now()), Err(Error::Shutdown));
+    late.reset(Instant::now());
+    assert_eq!(
+        futures_executor::block_on(late.checked()),
+        Err(Error::Shutdown)
+    );
+    // A ready future still wins: its timeout needs no timer.
+    let ready = h.timeout(Duration::from_secs(1), async { 3 });
+    assert_eq!(futures_executor::block_on(ready.checked()), Ok(Ok(3)));
+}
+
+#[test]
+#[should_panic(expected = "tickwheel-async Sleep cannot complete: the async timers were shut down")]
+fn an_armed_sleep_panics_after_shutdown() {
+    let timers = AsyncTimers::new().unwrap();
+    let mut sleep = timers.handle().sleep(Duration::from_secs(60));
+    assert!(poll_once(&mut sleep, &noop()).is_pending());
+    timers.shutdown();
+    futures_executor::block_on(sleep);
+}
+
+#[test]
+#[should_panic(expected = "tickwheel-async Sleep cannot complete: the async timers were shut down")]
+fn an_unarmed_sleep_panics_after_shutdown() {
+    let timers = AsyncTimers::new().unwrap();
+    let h = timers.handle();
+    timers.shutdown();
+    futures_executor::block_on(h.sleep(Duration::from_millis(1)));
+}
+
+#[test]
+#[should_panic(
+    expected = "tickwheel-async Timeout cannot complete: the async timers were shut down"
+)]
+fn a_timeout_panics_after_shutdown() {
+    let timers = AsyncTimers::new().unwrap();
+    let h = timers.handle();
+    drop(timers);
+    let _ =
+        futures_executor::block_on(h.timeout(Duration::from_secs(1), std::future::pending::<()>()));
 }
 
 #[test]
 fn a_full_service_refuses_with_full() {
     let timers = AsyncTimers::with_builder(Builder::new().shards(1).capacity(1)).unwrap();
     let h = timers.handle();
-    let first = h.sleep(Duration::from_secs(60));
+    let mut first = h.sleep(Duration::from_secs(60));
+    // Made, the second sleep takes no room: only a poll arms.
+    let second = h.sleep(Duration::from_secs(1));
+    assert!(poll_once(&mut first, &noop()).is_pending());
     assert_eq!(
-        futures_executor::block_on(h.sleep(Duration::from_secs(1))),
+        futures_executor::block_on(second.checked()),
+        Err(Error::Full)
+    );
+    let third = h.timeout(Duration::from_secs(1), std::future::pending::<()>());
+    assert_eq!(
+        futures_executor::block_on(third.checked()),
         Err(Error::Full)
     );
     drop(first);
-    assert_eq!(futures_executor::block_on(h.sleep(Duration::ZERO)), Ok(()));
+    assert_eq!(
+        futures_executor::block_on(h.sleep(Duration::from_millis(1)).checked()),
+        Ok(())
+    );
+}
+
+#[test]
+#[should_panic(
+    expected = "tickwheel-async Sleep cannot complete: the timer service is at capacity"
+)]
+fn a_sleep_panics_on_a_full_service() {
+    let timers = AsyncTimers::with_builder(Builder::new().shards(1).capacity(1)).unwrap();
+    let h = timers.handle();
+    let mut first = h.sleep(Duration::from_secs(60));
+    assert!(poll_once(&mut first, &noop()).is_pending());
+    futures_executor::block_on(h.sleep(Duration::from_secs(1)));
+}
+
+/// Lazy arming, counted on the service: only a poll that must wait schedules a timer.
+#[test]
+fn only_a_poll_that_waits_schedules_a_timer() {
+    let timers = AsyncTimers::new().unwrap();
+    let h = timers.handle();
+    let scheduled = || h.stats().scheduled;
+    let waker = noop();
+
+    // A timeout around a future ready at its first poll: no schedule.
+    let ready = h.timeout(Duration::from_secs(60), async { 5 });
+    assert_eq!(futures_executor::block_on(ready), Ok(5));
+    assert_eq!(scheduled(), 0);
+
+    // A sleep dropped unpolled: no schedule, no cancel.
+    drop(h.sleep(Duration::from_secs(60)));
+    assert_eq!(scheduled(), 0);
+
+    // A reset of an unarmed sleep only moves its deadline.
+    let mut s = h.sleep(Duration::from_secs(60));
+    let before = s.deadline().unwrap();
+    s.reset(Instant::now() + Duration::from_secs(120));
+    assert!(s.deadline().unwrap() > before);
+    assert_eq!((scheduled(), h.stats().reset), (0, 0));
+
+    // A sleep whose deadline passed by its first poll completes without arming.
+    let mut past = h.sleep_until(Instant::now() - Duration::from_millis(5));
+    assert_eq!(poll_once(&mut past, &waker), Poll::Ready(()));
+    assert_eq!(scheduled(), 0);
+
+    // A poll that returns Pending arms it: one schedule; later polls, none.
+    assert!(poll_once(&mut s, &waker).is_pending());
+    assert_eq!(scheduled(), 1);
+    assert_eq!(h.pending(), 1);
+    assert!(poll_once(&mut s, &waker).is_pending());
+    assert_eq!(scheduled(), 1);
+    // Armed, a reset is one reset on the service, not a new timer.
+    s.reset(Instant::now() + Duration::from_secs(90));
+    assert_eq!((scheduled(), h.stats().reset), (1, 1));
+    drop(s);
+    assert_eq!((h.pending(), h.stats().cancelled), (0, 1));
+
+    // A timeout whose future is pending arms its deadline once.
+    let mut t = h.timeout(Duration::from_secs(60), std::future::pending::<()>());
+    assert!(Pin::new(&mut t)
+        .poll(&mut Context::from_waker(&waker))
+        .is_pending());
+    assert_eq!(scheduled(), 2);
+    drop(t);
+    assert_eq!(h.pending(), 0);
+}
+
+/// A reset after the timer fired leaves the sleep unarmed until its next poll, which waits
+/// for the new deadline on a new timer.
+#[test]
+fn a_reset_after_the_fire_rearms_at_the_next_poll() {
+    let timers = AsyncTimers::new().unwrap();
+    let h = timers.handle();
+    let mut s = h.sleep(Duration::from_millis(2));
+    futures_executor::block_on(&mut s);
+    assert!(s.is_elapsed());
+    let scheduled = h.stats().scheduled;
+    let again = Instant::now() + Duration::from_millis(20);
+    s.reset(again);
+    assert!(!s.is_elapsed());
+    assert_eq!(h.stats().scheduled, scheduled);
+    futures_executor::block_on(&mut s);
+    assert!(Instant::now() >= again);
+    assert_eq!(h.stats().scheduled, scheduled + 1);
 }
 
 /// Wakes a queue with tokio's own timer instead of the service.
@@ -335,17 +485,19 @@ async fn drain_queue<X: tickwheel::Timer<u64>, W: Wakeup>(mut q: DelayQueue<u64,
         q.reset(*key, Duration::from_millis(50)).unwrap();
         due.insert(i as u64, Instant::now() + Duration::from_millis(50));
     }
-    let mut last = 0;
+    let mut last = None;
     let mut seen = 0;
     while let Some(e) = std::future::poll_fn(|cx| q.poll_expired(cx)).await {
         let e = e.unwrap();
+        let now = Instant::now();
+        assert!(now >= due[&e.payload], "timer {} early", e.payload);
         assert!(
-            Instant::now() >= due[&e.payload],
-            "timer {} early",
+            now >= e.deadline,
+            "timer {} out before its deadline",
             e.payload
         );
-        assert!(e.deadline >= last, "out of order");
-        last = e.deadline;
+        assert!(last <= Some(e.deadline), "out of order");
+        last = Some(e.deadline);
         seen += 1;
     }
     assert_eq!(seen, due.len());
@@ -361,7 +513,7 @@ fn delay_queue_woken_by_the_service_and_by_tokio() {
         .unwrap();
     let h = timers.handle();
     rt.block_on(async move {
-        drain_queue(DelayQueue::new(&h)).await;
+        drain_queue(h.delay_queue()).await;
         let clock = tickwheel::TickClock::new(Duration::from_millis(1)).unwrap();
         let sleep = TokioWakeup(Box::pin(tokio::time::sleep(Duration::from_secs(3600))));
         drain_queue(DelayQueue::with_parts(
@@ -371,14 +523,15 @@ fn delay_queue_woken_by_the_service_and_by_tokio() {
         ))
         .await;
     });
-    // On futures' block_on too.
-    futures_executor::block_on(drain_queue(DelayQueue::new(&timers.handle())));
+    // On futures' block_on too, and on the default timers.
+    futures_executor::block_on(drain_queue(timers.handle().delay_queue()));
+    futures_executor::block_on(drain_queue(DelayQueue::new()));
 }
 
 #[test]
 fn an_earlier_insert_wakes_the_waiting_task() {
     let timers = AsyncTimers::new().unwrap();
-    let mut q = DelayQueue::new(&timers.handle());
+    let mut q = timers.handle().delay_queue();
     q.insert("late", Duration::from_secs(60)).unwrap();
     let (count, waker) = counting();
     let mut cx = Context::from_waker(&waker);
@@ -397,8 +550,7 @@ fn an_earlier_insert_wakes_the_waiting_task() {
 #[test]
 fn delay_queue_is_a_stream() {
     use futures_core::Stream;
-    let timers = AsyncTimers::new().unwrap();
-    let mut q = DelayQueue::new(&timers.handle());
+    let mut q = DelayQueue::new();
     for i in 0..5u8 {
         q.insert(i, Duration::from_millis(u64::from(5 - i)))
             .unwrap();
@@ -411,4 +563,34 @@ fn delay_queue_is_a_stream() {
         out
     });
     assert_eq!(got, vec![4, 3, 2, 1, 0]);
+}
+
+/// A queue of a handle keeps its ticks on the service's clock: a deadline rounds up once, to
+/// the tick its wake-up sleep waits for, and the queue's wake-up is one service timer.
+#[test]
+fn a_delay_queue_shares_its_timers_clock() {
+    let timers = AsyncTimers::new().unwrap();
+    let h = timers.handle();
+    let mut q = h.delay_queue();
+    assert_eq!(h.stats().scheduled, 0, "an empty queue arms nothing");
+    let start = Instant::now();
+    let mut keys = Vec::new();
+    for us in [300, 1_700, 2_500, 4_100] {
+        let at = start + Duration::from_micros(us);
+        let key = q.insert_at(us, at).unwrap();
+        assert_eq!(q.deadline(key), h.sleep_until(at).deadline());
+        keys.push((key, at));
+    }
+    futures_executor::block_on(async {
+        for (key, at) in keys {
+            let e = std::future::poll_fn(|cx| q.poll_expired(cx))
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(e.key, key);
+            assert_eq!(Some(e.deadline), h.sleep_until(at).deadline());
+            assert!(Instant::now() >= e.deadline && e.deadline >= at);
+        }
+    });
+    assert!(h.pending() <= 1);
 }

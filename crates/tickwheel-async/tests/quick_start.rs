@@ -2,36 +2,47 @@
 //! match); a test without the harness, so `cargo test` runs its `main`.
 
 use std::time::{Duration, Instant};
-use tickwheel_async::{AsyncTimers, DelayQueue, TimeoutError};
+use tickwheel_async::{sleep, timeout, AsyncTimers, DelayQueue, Error};
 
 fn main() {
-    let timers = AsyncTimers::new().unwrap(); // a timer service and its driver thread
-    let handle = timers.handle(); // Clone + Send + Sync: one per task
     futures_executor::block_on(async {
-        // Any executor works: tokio, smol, this one. Nothing needs a runtime context.
+        // Any executor works: tokio, smol, this one. No runtime context, no setup: the free
+        // functions start a process-wide timer service (one driver thread) on first use.
         let start = Instant::now();
-        handle.sleep(Duration::from_millis(20)).await.unwrap();
+        sleep(Duration::from_millis(20)).await;
         assert!(start.elapsed() >= Duration::from_millis(20)); // never early
 
         let never = std::future::pending::<()>();
-        let cut = handle.timeout(Duration::from_millis(10), never).await;
-        assert_eq!(cut, Err(TimeoutError::Elapsed));
-        let done = handle.timeout(Duration::from_secs(5), async { 42 }).await;
-        assert_eq!(done, Ok(42));
+        let cut = timeout(Duration::from_millis(10), never).await;
+        assert!(cut.is_err()); // Err(Elapsed): "deadline has elapsed"
+        let done = timeout(Duration::from_secs(5), async { 42 }).await;
+        assert_eq!(done, Ok(42)); // ready at its first poll: no timer was armed
 
-        // An idle timeout pushed out by activity: one reset on the service, no new timer.
-        let mut idle = handle.sleep(Duration::from_millis(30));
+        // An idle timeout pushed out by activity. A sleep arms its timer when first polled;
+        // a reset before that only moves the deadline, and after it is one reset on the
+        // service, never a new timer.
+        let mut idle = sleep(Duration::from_millis(30));
         let activity = Instant::now();
-        idle.reset(activity + Duration::from_millis(60)).unwrap();
-        idle.await.unwrap();
+        idle.reset(activity + Duration::from_millis(60));
+        idle.await;
         assert!(activity.elapsed() >= Duration::from_millis(60));
 
         // A task's own timers: one service timer wakes the whole queue.
-        let mut queue = DelayQueue::new(&handle);
+        let mut queue = DelayQueue::new();
         queue.insert("later", Duration::from_millis(20)).unwrap();
         queue.insert("sooner", Duration::from_millis(10)).unwrap();
         let first = std::future::poll_fn(|cx| queue.poll_expired(cx)).await;
         assert_eq!(first.unwrap().unwrap().payload, "sooner");
     });
-    timers.shutdown(); // or drop it: stops the driver, ends pending sleeps with Error::Shutdown
+
+    // Timers of your own (another resolution, a capacity, a shutdown): the same methods on
+    // a handle. Clone + Send + Sync: one per task.
+    let timers = AsyncTimers::new().unwrap();
+    let handle = timers.handle();
+    let later = handle.sleep(Duration::from_secs(60));
+    // Shut down (or dropped), the timers wake every armed sleep. A sleep that can no
+    // longer fire panics when awaited, naming why; `checked` returns that as an `Error`.
+    timers.shutdown();
+    let why = futures_executor::block_on(later.checked());
+    assert_eq!(why, Err(Error::Shutdown));
 }
