@@ -39,6 +39,11 @@
 //! handler cost and the profile included; for `replay` reports, the trace: its length, record
 //! count, start tick and checksum) and they were taken on the same clock; otherwise `diff`
 //! exits 2.
+//!
+//! The output starts with both reports' machine and build side by side (see
+//! [`context`](crate::context); `not recorded` for a report written before reports had it),
+//! and warns, there and again before the verdict lines, when the CPU model or the core count
+//! differ. The warning changes no verdict and no exit status.
 
 use std::fmt::Write as _;
 
@@ -474,7 +479,9 @@ pub(crate) fn render(
     current: &Report,
     tolerance: f64,
 ) -> String {
-    let mut out = String::new();
+    let contexts = (baseline.context.as_ref(), current.context.as_ref());
+    let mut out = crate::context::side_by_side(contexts.0, contexts.1);
+    out.push('\n');
     let _ = writeln!(
         out,
         "baseline: {} repetitions; current: {} repetitions; timing regression: worse by more than \
@@ -530,6 +537,9 @@ pub(crate) fn render(
     }
     if timers.is_empty() {
         let _ = writeln!(out, "no implementation appears in both reports");
+    }
+    if let Some(warning) = crate::context::mismatch(contexts.0, contexts.1) {
+        let _ = writeln!(out, "{warning}");
     }
     for timer in timers {
         let lines: Vec<&Line> = judged.lines.iter().filter(|l| l.timer == timer).collect();

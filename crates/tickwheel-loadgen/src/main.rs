@@ -3,7 +3,8 @@
 //!
 //! # Code map
 //! - [`units`]: durations in nanoseconds, parsed from and formatted for people; [`op`]: the
-//!   timed operations. Both import nothing from the crate.
+//!   timed operations; [`context`]: the machine and build a report was made on. They import
+//!   nothing from the crate.
 //! - [`args`]: the command line (clap derive; the doc comments are the `--help`).
 //! - [`thresholds`]: the `--max-lateness` and `--max-cost` lines.
 //! - [`config`]: the validated [`config::Config`]; every input check happens there,
@@ -21,8 +22,8 @@
 //!   reports.
 //! - [`mod@replay`]: a recorded trace of timer calls, replayed and checked on each implementation.
 //!
-//! The modules form layers, each importing only modules below it: `units` and `op` at the
-//! ground, then the command line, thresholds and configuration, measurement and outcomes, the
+//! The modules form layers, each importing only modules below it: `units`, `op` and `context`
+//! at the ground, then the command line, thresholds and configuration, measurement and outcomes, the
 //! workload, server and drivers, the reports, then gate, diff and replay, and this file on top
 //! (the test `module_layers` prints the graph and fails on a cycle).
 //!
@@ -36,6 +37,7 @@
 
 mod args;
 mod config;
+mod context;
 mod cost_runs;
 mod counter;
 mod diff;
@@ -67,6 +69,7 @@ use tickwheel::{
 
 use crate::args::{Args, Command};
 use crate::config::{Clock, Config};
+use crate::context::Context;
 use crate::counter::CallClock;
 use crate::error::Error;
 use crate::outcome::Outcome;
@@ -164,6 +167,7 @@ fn replay(
     // A corrupt trace is refused whole (exit 2) before any replay could report a divergence.
     let checked = replay::validate(trace)?;
     config::check_writable(&args.out)?;
+    let context = Context::start(repeat);
     let clock = CallClock::new();
     let mut runs: Vec<Vec<Outcome>> = kinds.iter().map(|_| Vec::new()).collect();
     for _ in 0..repeat {
@@ -196,6 +200,7 @@ fn replay(
     };
     let runs = representatives(runs);
     let mut report = Report::assemble("replay", "virtual", workload, repeat, &runs, &clock);
+    report.context = Some(context.finish());
     finish(&mut report, &thresholds, &runs, &args.out)?;
     Ok(u8::from(!report.passed))
 }
@@ -214,8 +219,15 @@ fn every_profile(args: &args::LoadArgs, progress: bool) -> Result<u8, Error> {
         let report = load_report(&config)?;
         failed |= !report.passed;
         for pick in report::pick::picks(&report) {
+            let share = report
+                .results
+                .iter()
+                .find(|r| pick.family == report::pick::COST && r.label() == pick.best.0)
+                .map_or(String::new(), |r| {
+                    format!("; {} % of a core", report::pick::percent(r.core_share))
+                });
             summary.push_str(&format!(
-                "  {:<18} {:<20} {:<13} {:>9}  {}\n",
+                "  {:<18} {:<20} {:<13} {:>9}  {}{share}\n",
                 p.name(),
                 pick.family,
                 pick.best.0,
@@ -237,6 +249,7 @@ fn load(config: &Config) -> Result<u8, Error> {
 
 /// [`load`], returning the report.
 fn load_report(config: &Config) -> Result<Report, Error> {
+    let context = Context::start(config.repeat);
     let clock = CallClock::new();
     let threads: Vec<Option<usize>> = match &config.service {
         Some(counts) => counts.iter().copied().map(Some).collect(),
@@ -272,6 +285,7 @@ fn load_report(config: &Config) -> Result<Report, Error> {
     }
     let runs = representatives(runs);
     let mut report = Report::new(config, &runs, &clock);
+    report.context = Some(context.finish());
     finish(&mut report, &config.thresholds, &runs, &config.out)?;
     Ok(report)
 }

@@ -3,14 +3,17 @@
 //! Schema 2. Top level: `schema`, `tool`, `version`, `command`, `clock`, `workload` (the
 //! knobs, lateness view and handler cost included: two reports compare only when these agree),
 //! `timing` (how cost was measured, and how many repetitions), `results` (one object per
-//! implementation, in run order), `passed` and `failures`.
+//! implementation, in run order), `passed`, `failures` and `context` (the machine and build the
+//! run was made on, see [`context`](crate::context); absent from older reports, which still
+//! load).
 //!
 //! In each result, the counts and work counters are those of every repetition (on the virtual
 //! clock they are identical, and the gate checks it); each timing and memory figure is the
 //! median over the repetitions (for an even count, the lower middle value), and
 //! `repetitions` keeps every repetition's own figures, in run order. On the virtual clock with
 //! two repetitions or more, `slowest_call` gives each operation's slowest call with every call
-//! taken at its fastest repetition, which leaves out what preempted the machine. Every number is finite:
+//! taken at its fastest repetition, which leaves out what preempted the machine. `core_share` is
+//! the time inside the timer per second of run time, in percent of one core. Every number is finite:
 //! an empty run reports zeros. All durations are nanoseconds.
 
 use std::fs;
@@ -19,6 +22,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Clock, Config};
+use crate::context::Context;
 use crate::cost_runs::{CALLS_PER_RUN, RUNS};
 use crate::counter::CallClock;
 use crate::error::Error;
@@ -54,6 +58,10 @@ pub(crate) struct Report {
     pub(crate) passed: bool,
     /// Each crossed threshold or broken check, as a sentence.
     pub(crate) failures: Vec<String>,
+    /// The machine and build the report was made on; `None` in reports written before
+    /// reports had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) context: Option<Context>,
 }
 
 /// The workload knobs.
@@ -362,6 +370,11 @@ pub(crate) struct ResultJson {
     /// Wall-clock seconds of the whole run.
     #[serde(default)]
     pub(crate) wall_secs: f64,
+    /// Time inside the timer per second of run time, as a percentage of one core:
+    /// `busy_secs / run_secs × 100` (with `--service`, summed over the producer threads, lock
+    /// waits included), the median over the repetitions. 0 in reports written before reports had it.
+    #[serde(default)]
+    pub(crate) core_share: f64,
     /// Peak RSS of the process during this implementation's run, when known.
     pub(crate) peak_rss_bytes: Option<u64>,
     /// The timer's `allocated_bytes()` at its peak live count, divided by that count.
@@ -478,6 +491,17 @@ fn cost(h: &Hist, runs: Option<&Hist>) -> CostJson {
     }
 }
 
+/// Time inside the timer per second of run time, in percent of one core. A service run's
+/// `busy` is the producer threads' mean, so it counts once per thread.
+fn core_share(o: &Outcome) -> f64 {
+    let run = o.run_time.as_secs_f64();
+    if run <= 0.0 {
+        return 0.0;
+    }
+    let threads = o.threads.unwrap_or(1) as f64;
+    o.busy.as_secs_f64() * threads / run * 100.0
+}
+
 fn finite(x: f64) -> f64 {
     if x.is_finite() {
         x
@@ -525,6 +549,7 @@ impl ResultJson {
             busy_secs: o.busy.as_secs_f64(),
             run_secs: o.run_time.as_secs_f64(),
             wall_secs: o.wall.as_secs_f64(),
+            core_share: finite(core_share(o)),
             peak_rss_bytes: o.peak_rss_bytes,
             bytes_per_timer: finite(o.bytes_per_timer()),
             peak_live: o.peak_live,
@@ -584,6 +609,7 @@ impl ResultJson {
         out.ops_per_sec = m(&|r| r.ops_per_sec);
         out.busy_secs = m(&|r| r.busy_secs);
         out.wall_secs = m(&|r| r.wall_secs);
+        out.core_share = m(&|r| r.core_share);
         out.bytes_per_timer = m(&|r| r.bytes_per_timer);
         out.peak_rss_bytes = out
             .peak_rss_bytes
@@ -699,6 +725,7 @@ impl Report {
                 .collect(),
             passed: true,
             failures: Vec::new(),
+            context: None,
         }
     }
 

@@ -11,11 +11,17 @@
 //! (neither has every repetition better than every one of the other's), the same test `diff`
 //! uses. Memory is deterministic and needs no repetitions. A lead under 1 % reads as `level
 //! with`. A family is left out when the run has too few fires to rest p99.9 on 10 samples.
+//!
+//! Under the cost line, `time in the timer` says what the cost means for the workload: each
+//! implementation's time inside the timer per second of run time, as a share of one core
+//! (`core_share` in `report.json`: `busy_secs / run_secs`, the median over the repetitions),
+//! with its cost ratio to the best, and the share of a core the best saves over the next at the
+//! workload's rate.
 
 use std::fmt::Write as _;
 
 use crate::report::json::{median_f64, Report, ResultJson};
-use crate::units::human_ns;
+use crate::units::{human_ns, si};
 
 /// One family's answer.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,6 +39,9 @@ pub(crate) struct Pick {
 }
 
 type Figure = fn(&ResultJson) -> Vec<f64>;
+
+/// The cost family's name.
+pub(crate) const COST: &str = "cost per timer call";
 
 /// A lead below this ratio is printed as level: it is within the figures' rounding.
 const LEVEL: f64 = 1.01;
@@ -66,7 +75,7 @@ pub(crate) fn picks(report: &Report) -> Vec<Pick> {
         .iter()
         .all(|r| r.lateness.count as f64 * 0.001 >= 10.0);
     let families: [(&'static str, Figure, bool); 3] = [
-        ("cost per timer call", cost_per_call, true),
+        (COST, cost_per_call, true),
         ("lateness p99.9", tail_lateness, enough_fires),
         ("memory per timer", memory, true),
     ];
@@ -126,6 +135,79 @@ pub(crate) fn lead(p: &Pick) -> String {
     }
 }
 
+/// A share of a core in percent with about three significant digits: `17.1`, `1.71`,
+/// `0.0171`.
+pub(crate) fn percent(v: f64) -> String {
+    if !(v.is_finite() && v > 0.0) {
+        return "0".into();
+    }
+    let decimals = (2 - v.log10().floor() as i32).clamp(1, 4) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// The rate the timer's time was spent at: the workload's, the achieved one on the real
+/// clock, or the trace's own pace.
+fn at_rate(report: &Report, best: &ResultJson) -> String {
+    if report.workload.trace.is_some() {
+        "at the trace's pace".into()
+    } else if report.clock == "real" {
+        format!("at {} req/s achieved", si(best.achieved_rate))
+    } else {
+        format!("at {} req/s", si(report.workload.rate))
+    }
+}
+
+/// The `time in the timer` line for the cost pick `p`: every implementation's share of one
+/// core and cost ratio to the best, in the pick's order, then what picking the best saves.
+fn core_share_line(report: &Report, p: &Pick) -> Option<String> {
+    let result = |label: &str| report.results.iter().find(|r| r.label() == label);
+    let (best, next) = (result(&p.best.0)?, result(&p.next.0)?);
+    let mut ranked: Vec<(&ResultJson, f64)> = report
+        .results
+        .iter()
+        .map(|r| (r, median_f64(cost_per_call(r))))
+        .collect();
+    ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let shares: Vec<String> = ranked
+        .iter()
+        .enumerate()
+        .map(|(i, (r, cost))| {
+            if i == 0 {
+                format!("{} {} % of a core", r.label(), percent(r.core_share))
+            } else {
+                let ratio = if p.best.1 > 0.0 { cost / p.best.1 } else { 1.0 };
+                format!("{} {} % ({ratio:.2}x)", r.label(), percent(r.core_share))
+            }
+        })
+        .collect();
+    let saved = next.core_share - best.core_share;
+    let verdict = if p.within_noise {
+        format!(
+            "{} and {} are within noise of each other ({} % of a core apart)",
+            p.best.0,
+            p.next.0,
+            percent(saved.abs())
+        )
+    } else if p.ratio < LEVEL || saved <= 0.0 {
+        format!(
+            "{} and {} cost the same share of a core",
+            p.best.0, p.next.0
+        )
+    } else {
+        format!(
+            "{} instead of {} saves {} % of a core",
+            p.best.0,
+            p.next.0,
+            percent(saved)
+        )
+    };
+    Some(format!(
+        "{}: {verdict} {}",
+        shares.join(", "),
+        at_rate(report, best)
+    ))
+}
+
 /// The block printed after the table.
 pub(crate) fn render(report: &Report) -> String {
     let picks = picks(report);
@@ -148,6 +230,11 @@ pub(crate) fn render(report: &Report) -> String {
             p.best.0,
             shown(p.family, p.best.1)
         );
+        if p.family == COST {
+            if let Some(line) = core_share_line(report, p) {
+                let _ = writeln!(out, "  {:<22}{line}", "time in the timer");
+            }
+        }
     }
     if report.timing.repeat == 1 {
         let _ = writeln!(
@@ -187,5 +274,44 @@ mod tests {
         let again = super::picks(&report);
         assert!(again[0].within_noise, "{:?}", again[0]);
         assert!(render(&report).contains("within noise of"));
+    }
+
+    #[test]
+    fn the_cost_line_says_what_share_of_a_core_picking_the_best_saves() {
+        let mut report: Report =
+            serde_json::from_str(include_str!("../../tests/golden/diff-base.json")).unwrap();
+        for (r, share) in report.results.iter_mut().zip([1.7, 2.3, 3.1, 2.9]) {
+            r.core_share = share;
+        }
+        let cost = picks(&report).remove(0);
+        assert_eq!(cost.family, COST);
+        let text = render(&report);
+        let line = text
+            .lines()
+            .find(|l| l.contains("time in the timer"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            line.contains(" % of a core") && line.contains("req/s"),
+            "{line}"
+        );
+        let share = |label: &str| {
+            report
+                .results
+                .iter()
+                .find(|r| r.label() == label)
+                .unwrap()
+                .core_share
+        };
+        let saved = share(&cost.next.0) - share(&cost.best.0);
+        if !cost.within_noise && saved > 0.0 {
+            assert!(
+                line.contains(&format!("saves {} % of a core", percent(saved))),
+                "{line}"
+            );
+        }
+        assert_eq!(percent(1.712), "1.71");
+        assert_eq!(percent(17.12), "17.1");
+        assert_eq!(percent(0.01712), "0.0171");
+        assert_eq!(percent(0.0), "0");
     }
 }

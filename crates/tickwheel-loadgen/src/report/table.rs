@@ -80,6 +80,9 @@ pub(crate) fn render(report: &Report) -> String {
         report.clock,
         w.describe()
     );
+    if let Some(context) = &report.context {
+        let _ = writeln!(out, "{}", context.line());
+    }
     let t = &report.timing;
     let _ = writeln!(
         out,
