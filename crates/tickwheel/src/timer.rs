@@ -219,7 +219,7 @@ pub trait FromOptions: Sized {
 ///    ([`HierarchicalWheel::max_call_work_bound`](crate::HierarchicalWheel::max_call_work_bound),
 ///    `LEVELS · (MAX_LIST + 2 · LEVELS)` = 594 units, and
 ///    [`HashedWheel::max_call_work_bound`](crate::HashedWheel::max_call_work_bound)), the
-///    indexed heap `(D + 1) · h + 3` for a heap `h` levels deep. The heaps also leave out their
+///    indexed heap `(D + 1) · (h + 1) + 2` for a heap `h` levels deep. The heaps also leave out their
 ///    renumbering, once per `2^32` inserts and resets; the lazy heap leaves out its rebase, at
 ///    most once per `2^31` ticks, and the dead elements a call pops: firing or cancelling the
 ///    earliest timer pops every dead one ordered just behind it
