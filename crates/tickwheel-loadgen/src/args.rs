@@ -33,8 +33,8 @@ pub(crate) enum Command {
         #[command(flatten)]
         load: LoadArgs,
     },
-    /// Drive all four implementations on the same workload, one after another, and print them
-    /// side by side.
+    /// Drive all four implementations on the same workload, their repetitions interleaved,
+    /// and print them side by side.
     Compare {
         /// The workload, clock, reports and thresholds.
         #[command(flatten)]

@@ -54,18 +54,30 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// `v` nanoseconds with three significant digits and a unit: `87ns`, `1.23µs`, `45.6ms`, `2.10s`.
 pub(crate) fn human_ns(v: f64) -> String {
-    let (value, unit) = if v < 1e3 {
-        return format!("{v:.0}ns");
-    } else if v < 1e6 {
-        (v / 1e3, "µs")
-    } else if v < 1e9 {
-        (v / 1e6, "ms")
-    } else {
-        (v / 1e9, "s")
+    // A value that rounds to 1000 of one unit is written in the next: `1.00ms`, not `1000µs`.
+    let units = [(1.0, "ns"), (1e3, "µs"), (1e6, "ms"), (1e9, "s")];
+    let mut at = units
+        .iter()
+        .rposition(|&(scale, _)| v >= scale)
+        .unwrap_or(0);
+    let rounds_up = |at: usize| {
+        let value = v / units[at].0;
+        if at == 0 {
+            value.round() >= 1000.0
+        } else {
+            value >= 999.5
+        }
     };
-    if value < 10.0 {
+    if at + 1 < units.len() && rounds_up(at) {
+        at += 1;
+    }
+    let (scale, unit) = units[at];
+    let value = v / scale;
+    if at == 0 {
+        format!("{value:.0}{unit}")
+    } else if value < 9.995 {
         format!("{value:.2}{unit}")
-    } else if value < 100.0 {
+    } else if value < 99.95 {
         format!("{value:.1}{unit}")
     } else {
         format!("{value:.0}{unit}")
@@ -135,6 +147,13 @@ mod tests {
         assert_eq!(human_ns(1234.0), "1.23µs");
         assert_eq!(human_ns(45_600_000.0), "45.6ms");
         assert_eq!(human_ns(30e9), "30.0s");
+        // Three significant digits that round up into the next unit, or the next width.
+        assert_eq!(human_ns(999_600.0), "1.00ms");
+        assert_eq!(human_ns(999.6), "1.00µs");
+        assert_eq!(human_ns(999_400.0), "999µs");
+        assert_eq!(human_ns(9_996.0), "10.0µs");
+        assert_eq!(human_ns(99_960.0), "100µs");
+        assert_eq!(human_ns(1e12), "1000s");
         assert_eq!(count(6_012_345), "6,012,345");
         assert_eq!(count(12), "12");
         assert_eq!(si(45_200_000.0), "45.2M");
