@@ -99,6 +99,15 @@ pub(crate) enum LatenessArg {
     Ticks,
 }
 
+/// Which call costs the headline virtual-clock lateness charges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LatenessCostsArg {
+    /// Each call charged its minimum cost over the repetitions (a charged pass after them).
+    Min,
+    /// Each call charged its cost as measured in that repetition.
+    Measured,
+}
+
 /// Which clock drives the timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ClockArg {
@@ -160,6 +169,12 @@ pub(crate) struct LoadArgs {
     /// charged) or `ticks` (poll tick minus deadline tick).
     #[arg(long, value_enum)]
     pub(crate) lateness: Option<LatenessArg>,
+    /// Virtual clock, `--lateness loop`, `--repeat` 2 or more: the call costs the headline
+    /// lateness charges the loop. `min` (each call's fastest repetition, in one more pass of the
+    /// same calls: the timer's own lateness, the machine's preemptions left out) or `measured`
+    /// (each repetition's own measured costs, preemptions included). report.json keeps both.
+    #[arg(long, value_enum, default_value_t = LatenessCostsArg::Min)]
+    pub(crate) lateness_costs: LatenessCostsArg,
     /// Real clock only: drive the thread-safe timer service (tickwheel-service) from producer
     /// threads that schedule, cancel and reset while its driver thread fires, instead of one
     /// event loop. Each implementation runs once per thread count 1, 2, 4, … up to --threads.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tickwheel::Kind;
 
-use crate::args::{ClockArg, LatenessArg, LoadArgs};
+use crate::args::{ClockArg, LatenessArg, LatenessCostsArg, LoadArgs};
 use crate::error::Error;
 use crate::profile::Profile;
 use crate::thresholds::Thresholds;
@@ -53,6 +53,17 @@ impl LatenessView {
             LatenessView::Ticks => "ticks",
         }
     }
+}
+
+/// Which call costs the headline virtual-clock lateness charges the loop (see
+/// `--lateness-costs` and [`virtual_clock`](crate::virtual_clock)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LatenessCosts {
+    /// Each call's minimum over the repetitions, in a charged pass (needs `--repeat` 2 or more,
+    /// the virtual clock and `--lateness loop`; otherwise as measured).
+    Min,
+    /// Each call's cost as measured in the repetition.
+    Measured,
 }
 
 /// The workload: an open-loop model of a server's connections.
@@ -154,6 +165,8 @@ pub(crate) struct Config {
     pub(crate) repeat: u32,
     /// How lateness is measured.
     pub(crate) lateness: LatenessView,
+    /// Which call costs the headline lateness charges (`--lateness-costs`).
+    pub(crate) lateness_costs: LatenessCosts,
     /// `--record`: where the first repetition's traces go.
     pub(crate) record: Option<PathBuf>,
     /// `--profile`: the shape the workload started from.
@@ -161,6 +174,15 @@ pub(crate) struct Config {
 }
 
 impl Config {
+    /// A charged pass follows the repetitions (see [`virtual_clock`](crate::virtual_clock)):
+    /// the virtual clock's event loop with `--lateness loop` and `--repeat` 2 or more.
+    pub(crate) fn charged_pass(&self) -> bool {
+        self.clock == Clock::Virtual
+            && self.service.is_none()
+            && self.lateness == LatenessView::Loop
+            && self.repeat >= 2
+    }
+
     /// Validates the flags.
     ///
     /// # Errors
@@ -328,6 +350,10 @@ impl Config {
             service,
             repeat: args.repeat,
             lateness,
+            lateness_costs: match args.lateness_costs {
+                LatenessCostsArg::Min => LatenessCosts::Min,
+                LatenessCostsArg::Measured => LatenessCosts::Measured,
+            },
             record: args.record.clone(),
         })
     }

@@ -10,6 +10,12 @@
 //!
 //! Early fires are a regression whenever the current report has any, on either clock.
 //!
+//! **Lateness** compares the headline: when both reports show the min-cost lateness of the
+//! charged pass (see [`virtual_clock`](crate::virtual_clock)), that one figure per report, judged
+//! on the tolerance alone (it has no repetitions, and the preemptions the noise test guards
+//! against are already left out); otherwise every repetition's own lateness, as measured, on
+//! both sides (a report from before the charged pass, or `--lateness-costs measured`).
+//!
 //! **Beyond noise** means the two sets of repetitions do not overlap: every current repetition
 //! is worse than every baseline repetition. For two sets of `n` and `m` repetitions of the same
 //! build, in random order, the chance that all of one set lands on the worse side is
@@ -49,7 +55,7 @@ use std::fmt::Write as _;
 
 use crate::error::Error;
 use crate::report::json::{
-    median_f64, CostJson, CostsJson, RepetitionJson, Report, ResultJson, TraceJson,
+    median_f64, CostJson, CostsJson, Percentiles, RepetitionJson, Report, ResultJson, TraceJson,
 };
 use crate::units::{fine_ns, human_ns};
 
@@ -150,9 +156,13 @@ struct Timing {
     samples: u64,
     /// Differences up to this are below what the figure resolves.
     floor: f64,
+    /// One figure from the charged pass (min-cost lateness): judged on the tolerance alone.
+    min_cost: bool,
 }
 
-fn timings(r: &ResultJson, report: &Report) -> Vec<Timing> {
+/// The timing metrics of `r`; with `min_cost`, lateness is the charged pass's one figure (both
+/// reports have it as their headline), else every repetition's own, as measured.
+fn timings(r: &ResultJson, report: &Report, min_cost: bool) -> Vec<Timing> {
     let reps = r.each_repetition();
     // One step of the counter, in the whole ns single calls are recorded in.
     let call_floor = report.timing.resolution_ns.max(1.0).ceil();
@@ -165,6 +175,7 @@ fn timings(r: &ResultJson, report: &Report) -> Vec<Timing> {
         values: each(&|x| x.ops_per_sec),
         samples: r.timer_calls,
         floor: 0.0,
+        min_cost: false,
     }];
     for op in CostsJson::OPS {
         let cost = |x: &RepetitionJson| x.cost.get(op).copied().unwrap_or_default();
@@ -186,27 +197,34 @@ fn timings(r: &ResultJson, report: &Report) -> Vec<Timing> {
                 values: each(&|x| pick(&cost(x))),
                 samples,
                 floor,
+                min_cost: false,
             });
         }
     }
     let n = r.lateness.count;
-    type Pick = fn(&RepetitionJson) -> u64;
+    let shown: Vec<Percentiles> = if min_cost {
+        vec![r.lateness.percentiles]
+    } else {
+        reps.iter().map(|x| x.lateness).collect()
+    };
+    type Pick = fn(&Percentiles) -> u64;
     let lateness: [(&str, f64, Pick); 6] = [
-        ("p50", 0.5, |x| x.lateness.p50),
-        ("p90", 0.9, |x| x.lateness.p90),
-        ("p99", 0.99, |x| x.lateness.p99),
-        ("p999", 0.999, |x| x.lateness.p999),
-        ("p9999", 0.9999, |x| x.lateness.p9999),
-        ("max", 1.0, |x| x.lateness.max),
+        ("p50", 0.5, |x| x.p50),
+        ("p90", 0.9, |x| x.p90),
+        ("p99", 0.99, |x| x.p99),
+        ("p999", 0.999, |x| x.p999),
+        ("p9999", 0.9999, |x| x.p9999),
+        ("max", 1.0, |x| x.max),
     ];
     for (stat, q, pick) in lateness {
         out.push(Timing {
             name: format!("lateness.{stat}"),
             better: Better::Lower,
             tail: Some(1.0 - q),
-            values: each(&|x| pick(x) as f64),
+            values: shown.iter().map(|x| pick(x) as f64).collect(),
             samples: n,
             floor: call_floor,
+            min_cost,
         });
     }
     out
@@ -429,13 +447,16 @@ pub(crate) fn compare(
             (Verdict::WithinNoise, "repetitions overlap")
         };
         push("peak_rss_bytes".into(), Kind::Memory, b, c, verdict, note);
-        for (tb, tc) in timings(base, baseline)
+        // Lateness compares the charged passes' figures when both reports show them, else every
+        // repetition's own, as measured, on both sides.
+        let min_cost = base.lateness_is_min_cost() && cur.lateness_is_min_cost();
+        for (tb, tc) in timings(base, baseline, min_cost)
             .into_iter()
-            .zip(timings(cur, current))
+            .zip(timings(cur, current, min_cost))
         {
             let (b, c) = (median_f64(tb.values.clone()), median_f64(tc.values.clone()));
             let repeated = tb.values.len() > 1 && tc.values.len() > 1;
-            all_repeated &= repeated;
+            all_repeated &= repeated || tb.min_cost;
             let floor = tb.floor.max(tc.floor);
             let few = tb
                 .tail
@@ -448,6 +469,11 @@ pub(crate) fn compare(
                 (Verdict::WithinNoise, "repetitions overlap")
             } else if tb.name.starts_with("cost.") {
                 (Verdict::Shifted, "per-operation cost, diagnostic")
+            } else if tb.min_cost {
+                (
+                    Verdict::Regression,
+                    "beyond the tolerance (min-cost lateness: one figure, preemptions left out)",
+                )
             } else if !repeated {
                 (Verdict::Regression, "beyond the tolerance; noise unknown")
             } else {

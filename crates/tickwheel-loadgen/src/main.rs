@@ -68,11 +68,12 @@ use tickwheel::{
 };
 
 use crate::args::{Args, Command};
-use crate::config::{Clock, Config};
+use crate::config::{Clock, Config, LatenessCosts};
 use crate::context::Context;
 use crate::counter::CallClock;
 use crate::error::Error;
-use crate::outcome::Outcome;
+use crate::measure::CallCosts;
+use crate::outcome::{MinCost, Outcome};
 use crate::report::json::Report;
 use crate::thresholds::Thresholds;
 
@@ -240,8 +241,9 @@ fn every_profile(args: &args::LoadArgs, progress: bool) -> Result<u8, Error> {
     Ok(u8::from(failed))
 }
 
-/// Drives every configured implementation `--repeat` times, interleaved, writes the reports,
-/// prints the table.
+/// Drives every configured implementation `--repeat` times, interleaved, then (virtual clock,
+/// `--repeat` 2 or more) each once more charged with its calls' minimum costs; writes the
+/// reports, prints the table.
 fn load(config: &Config) -> Result<u8, Error> {
     let report = load_report(config)?;
     Ok(u8::from(!report.passed))
@@ -261,33 +263,107 @@ fn load_report(config: &Config) -> Result<Report, Error> {
         .flat_map(|&kind| threads.iter().map(move |&t| (kind, t)))
         .collect();
     let mut runs: Vec<Vec<Outcome>> = slots.iter().map(|_| Vec::new()).collect();
+    // Per slot, every call's cost at its fastest repetition so far, for the charged pass.
+    let mut logs: Vec<Option<CallCosts>> = slots
+        .iter()
+        .map(|_| config.charged_pass().then(CallCosts::new))
+        .collect();
     for rep in 0..config.repeat {
-        for (&(kind, threads), reps) in slots.iter().zip(&mut runs) {
-            let bar = progress_bar(config, kind, threads, rep);
+        for (slot, &(kind, threads)) in slots.iter().enumerate() {
+            let bar = progress_bar(config, kind, threads, Some(rep));
             let record = config.record.as_deref().filter(|_| rep == 0);
-            let outcome = match kind {
-                Kind::Hashed => {
-                    drive::<HashedWheel<u64>>(kind, config, threads, record, &clock, &bar)?
-                }
-                Kind::Hierarchical => {
-                    drive::<HierarchicalWheel<u64>>(kind, config, threads, record, &clock, &bar)?
-                }
-                Kind::IndexedHeap => {
-                    drive::<IndexedHeap<u64>>(kind, config, threads, record, &clock, &bar)?
-                }
-                Kind::LazyHeap => {
-                    drive::<LazyHeap<u64>>(kind, config, threads, record, &clock, &bar)?
-                }
-            };
+            let log = logs[slot].take();
+            let mut outcome = drive_kind(kind, config, threads, record, log, &clock, &bar)?;
             bar.finish_and_clear();
-            reps.push(outcome);
+            logs[slot] = outcome.call_costs.take();
+            // The logs are the tool's own memory, not the timer's: left out of its peak RSS.
+            let held: u64 = logs.iter().flatten().map(CallCosts::bytes).sum();
+            outcome.peak_rss_bytes = outcome.peak_rss_bytes.map(|b| b.saturating_sub(held));
+            runs[slot].push(outcome);
         }
     }
-    let runs = representatives(runs);
+    let mut runs = representatives(runs);
+    for (slot, &(kind, threads)) in slots.iter().enumerate() {
+        if let Some(log) = logs[slot].take() {
+            let (reps, representative) = &mut runs[slot];
+            let bar = progress_bar(config, kind, threads, None);
+            let min_cost = charged_pass(kind, config, log, reps, &clock, &bar)?;
+            bar.finish_and_clear();
+            reps[*representative].min_cost = Some(min_cost);
+        }
+    }
     let mut report = Report::new(config, &runs, &clock);
     report.context = Some(context.finish());
     finish(&mut report, &config.thresholds, &runs, &config.out)?;
     Ok(report)
+}
+
+/// [`drive`] on `kind`'s concrete type.
+fn drive_kind(
+    kind: Kind,
+    config: &Config,
+    threads: Option<usize>,
+    record: Option<&std::path::Path>,
+    costs: Option<CallCosts>,
+    clock: &CallClock,
+    bar: &ProgressBar,
+) -> Result<Outcome, Error> {
+    match kind {
+        Kind::Hashed => drive::<HashedWheel<u64>>(kind, config, threads, record, costs, clock, bar),
+        Kind::Hierarchical => {
+            drive::<HierarchicalWheel<u64>>(kind, config, threads, record, costs, clock, bar)
+        }
+        Kind::IndexedHeap => {
+            drive::<IndexedHeap<u64>>(kind, config, threads, record, costs, clock, bar)
+        }
+        Kind::LazyHeap => drive::<LazyHeap<u64>>(kind, config, threads, record, costs, clock, bar),
+    }
+}
+
+/// The charged pass of `kind` (see [`virtual_clock`]): the workload once more, each call
+/// charged its minimum cost over `reps` from `log`.
+///
+/// # Errors
+/// [`Error::Contract`] when the pass makes other calls than the repetitions (their number and
+/// kinds, checked by the log; the outcome's counts, checked here): the minimum costs would then
+/// be charged to the wrong calls.
+fn charged_pass(
+    kind: Kind,
+    config: &Config,
+    log: CallCosts,
+    reps: &[Outcome],
+    clock: &CallClock,
+    bar: &ProgressBar,
+) -> Result<MinCost, Error> {
+    let runs = log.runs();
+    let pass = drive_kind(kind, config, None, None, Some(log.charging()), clock, bar)?;
+    let key = |o: &Outcome| {
+        [
+            o.arrivals,
+            o.scheduled,
+            o.cancelled,
+            o.late_responses,
+            o.reset,
+            o.fired,
+            o.idle_fired,
+            o.request_fired,
+            o.timer_calls,
+        ]
+    };
+    if runs != config.repeat || reps.iter().any(|r| key(r) != key(&pass)) {
+        return Err(Error::Contract(format!(
+            "{}: the charged pass made other calls than the {} repetitions it was charged from              (arrivals, scheduled, cancelled, late responses, reset, fired, idle and request              fires, calls: {:?} vs {:?})",
+            kind.name(),
+            runs,
+            key(&pass),
+            reps.iter().map(key).collect::<Vec<_>>()
+        )));
+    }
+    Ok(MinCost {
+        lateness: pass.lateness,
+        lateness_intervals: pass.lateness_intervals,
+        shown: config.lateness_costs == LatenessCosts::Min,
+    })
 }
 
 /// Each implementation's repetitions, and its representative one, whose histograms the files
@@ -327,6 +403,7 @@ fn drive<X: Timer<u64> + FromOptions + Send + 'static>(
     config: &Config,
     threads: Option<usize>,
     record: Option<&std::path::Path>,
+    costs: Option<CallCosts>,
     clock: &CallClock,
     bar: &ProgressBar,
 ) -> Result<Outcome, Error> {
@@ -346,20 +423,33 @@ fn drive<X: Timer<u64> + FromOptions + Send + 'static>(
                 &config.workload,
                 config.lateness,
                 clock,
+                costs,
                 bar,
                 |r| r.stop().map_err(|e| Error::io("writing", &path, e)),
             )?
         }
-        (Clock::Virtual, None) => {
-            virtual_clock::run(timer, &config.workload, config.lateness, clock, bar)?
-        }
+        (Clock::Virtual, None) => virtual_clock::run_then(
+            timer,
+            &config.workload,
+            config.lateness,
+            clock,
+            costs,
+            bar,
+            |_| Ok(()),
+        )?,
         (Clock::Real, _) => real_clock::run(timer, &config.workload, clock, bar)?,
     };
     outcome.peak_rss_bytes = measure::peak_rss_bytes();
     Ok(outcome)
 }
 
-fn progress_bar(config: &Config, kind: Kind, threads: Option<usize>, rep: u32) -> ProgressBar {
+/// The progress bar of one repetition, `rep`, or of the charged pass (`None`).
+fn progress_bar(
+    config: &Config,
+    kind: Kind,
+    threads: Option<usize>,
+    rep: Option<u32>,
+) -> ProgressBar {
     if !config.progress {
         return ProgressBar::hidden();
     }
@@ -367,8 +457,12 @@ fn progress_bar(config: &Config, kind: Kind, threads: Option<usize>, rep: u32) -
         Some(n) => format!("{}-t{n}", kind.name()),
         None => kind.name().to_string(),
     };
-    if config.repeat > 1 {
-        label = format!("{label} {}/{}", rep + 1, config.repeat);
+    match rep {
+        Some(rep) if config.repeat > 1 => {
+            label = format!("{label} {}/{}", rep + 1, config.repeat);
+        }
+        Some(_) => {}
+        None => label = format!("{label} min-cost"),
     }
     let bar = ProgressBar::new(0).with_prefix(format!("{label:>15}"));
     let style =

@@ -10,6 +10,10 @@
 //!   each interval stored compressed (V2 + DEFLATE) as soon as it closes. Intervals start on
 //!   whole seconds; the last one runs to the end of the run, so no interval is empty or cut
 //!   short by the end.
+//! - With `--repeat` 2 or more on the virtual clock, a [`CallCosts`] log keeps every call's
+//!   cost, in call order, at its fastest repetition so far (4 bytes per call); a last, *charged*
+//!   pass then replays the same calls with each one charged that minimum instead of timed (see
+//!   [`virtual_clock`](crate::virtual_clock)).
 //! - Peak RSS is the kernel's `VmHWM` for this process, reset before each implementation through
 //!   `/proc/self/clear_refs` where the kernel allows it.
 
@@ -20,6 +24,7 @@ use hdrhistogram::Histogram;
 use tickwheel::{Expired, InsertError, StaleKeyError, Tick, Timer, TimerKey};
 
 use crate::counter::CallClock;
+use crate::error::Error;
 use crate::op::Op;
 use crate::slowest::SlowCalls;
 
@@ -286,6 +291,9 @@ pub(crate) struct Probe<X> {
     pub(crate) cost_intervals: Intervals,
     /// Every call counted, the slow ones kept (see [`slowest`](crate::slowest)).
     pub(crate) slow: SlowCalls,
+    /// Every call's cost kept at its fastest repetition, or charged from there; `None`: timed
+    /// only.
+    pub(crate) costs: Option<CallCosts>,
 }
 
 impl<X: Timer<u64>> Probe<X> {
@@ -299,6 +307,30 @@ impl<X: Timer<u64>> Probe<X> {
             cost: std::array::from_fn(|_| Hist::new(COST_MAX)),
             cost_intervals: Intervals::for_run(COST_MAX, run),
             slow: SlowCalls::default(),
+            costs: None,
+        }
+    }
+
+    /// Runs one timer call `f`: timed (and its cost noted in the log, if any), or, in a
+    /// charged pass, untimed and charged the log's minimum for this call.
+    #[inline]
+    fn call<R>(
+        clock: &CallClock,
+        costs: &mut Option<CallCosts>,
+        f: impl FnOnce() -> R,
+    ) -> (R, u64) {
+        match costs {
+            Some(log) if log.charging => {
+                let result = f();
+                (result, log.charge())
+            }
+            _ => {
+                let (result, ns) = clock.time(f);
+                if let Some(log) = costs {
+                    log.note(ns);
+                }
+                (result, ns)
+            }
         }
     }
 
@@ -337,7 +369,9 @@ impl<X: Timer<u64>> Probe<X> {
         payload: u64,
     ) -> Result<TimerKey, InsertError<u64>> {
         let timer = &mut self.timer;
-        let (result, ns) = self.clock.time(|| timer.insert(deadline, payload));
+        let (result, ns) = Self::call(&self.clock, &mut self.costs, || {
+            timer.insert(deadline, payload)
+        });
         self.record(Op::Insert, ns);
         if result.is_ok() {
             self.calls.inserted += 1;
@@ -349,7 +383,7 @@ impl<X: Timer<u64>> Probe<X> {
     #[inline]
     pub(crate) fn cancel(&mut self, key: TimerKey) -> Option<u64> {
         let timer = &mut self.timer;
-        let (result, ns) = self.clock.time(|| timer.cancel(key));
+        let (result, ns) = Self::call(&self.clock, &mut self.costs, || timer.cancel(key));
         self.record(Op::Cancel, ns);
         match result {
             Some(_) => self.calls.cancelled += 1,
@@ -362,7 +396,7 @@ impl<X: Timer<u64>> Probe<X> {
     #[inline]
     pub(crate) fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
         let timer = &mut self.timer;
-        let (result, ns) = self.clock.time(|| timer.reset(key, deadline));
+        let (result, ns) = Self::call(&self.clock, &mut self.costs, || timer.reset(key, deadline));
         self.record(Op::Reset, ns);
         if result.is_ok() {
             self.calls.reset += 1;
@@ -374,7 +408,7 @@ impl<X: Timer<u64>> Probe<X> {
     #[inline]
     pub(crate) fn poll(&mut self, now: Tick) -> Option<Expired<u64>> {
         let timer = &mut self.timer;
-        let (result, ns) = self.clock.time(|| timer.poll(now));
+        let (result, ns) = Self::call(&self.clock, &mut self.costs, || timer.poll(now));
         match result {
             Some(_) => {
                 self.record(Op::Fire, ns);
@@ -392,7 +426,7 @@ impl<X: Timer<u64>> Probe<X> {
     #[inline]
     pub(crate) fn next_deadline(&mut self) -> Option<Tick> {
         let timer = &self.timer;
-        let (result, ns) = self.clock.time(|| timer.next_deadline());
+        let (result, ns) = Self::call(&self.clock, &mut self.costs, || timer.next_deadline());
         self.record(Op::Idle, ns);
         self.calls.idle += 1;
         result
@@ -416,6 +450,123 @@ impl<X: Timer<u64>> Probe<X> {
             .map(|(&n, h)| n as f64 * (h.trimmed_mean(TRIM) - self.clock.empty_mean_ns()).max(0.0))
             .sum();
         Duration::from_nanos(ns as u64)
+    }
+}
+
+/// Entries per chunk of a [`CallCosts`] log (4 MiB): the log grows a chunk at a time, so it is
+/// never copied and never briefly held twice.
+const CHUNK: usize = 1 << 20;
+
+/// Every timer call's cost over the repetitions of one deterministic run, in call order: each
+/// call's minimum, in ns (saturating at `u32::MAX`, 4.3 s), 4 bytes per call.
+///
+/// The seed fixes which calls a virtual-clock run makes, and in which order, so call `i` of one
+/// repetition is call `i` of every other. The first repetition appends its costs, each later one
+/// keeps the smaller of the two, and [`charging`](Self::charging) turns the log into the costs a
+/// charged pass is charged with. Each run ends with [`end_run`](Self::end_run), which refuses a
+/// run whose calls differ in number from the first one's.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CallCosts {
+    chunks: Vec<Vec<u32>>,
+    len: usize,
+    next: usize,
+    charging: bool,
+    runs: u32,
+    calls: Option<Calls>,
+}
+
+impl CallCosts {
+    /// An empty log, for the first repetition.
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    /// Notes the cost of the next call of a measured repetition.
+    #[inline]
+    fn note(&mut self, ns: u64) {
+        let ns = u32::try_from(ns).unwrap_or(u32::MAX);
+        let i = self.next;
+        self.next += 1;
+        if self.runs == 0 {
+            if self.chunks.last().map_or(true, |c| c.len() == CHUNK) {
+                self.chunks.push(Vec::with_capacity(CHUNK));
+            }
+            if let Some(chunk) = self.chunks.last_mut() {
+                chunk.push(ns);
+            }
+            self.len += 1;
+        } else if let Some(kept) = self
+            .chunks
+            .get_mut(i / CHUNK)
+            .and_then(|c| c.get_mut(i % CHUNK))
+        {
+            *kept = (*kept).min(ns);
+        }
+    }
+
+    /// The cost the next call of the charged pass is charged: its minimum (0 past the end of
+    /// the log, which [`end_run`](Self::end_run) then refuses).
+    #[inline]
+    fn charge(&mut self) -> u64 {
+        let i = self.next;
+        self.next += 1;
+        self.chunks
+            .get(i / CHUNK)
+            .and_then(|c| c.get(i % CHUNK))
+            .map_or(0, |&ns| u64::from(ns))
+    }
+
+    /// Ends one run, which made `calls`.
+    ///
+    /// # Errors
+    /// [`Error::Contract`] when the run made other calls than the first repetition: another
+    /// number of calls in all, or of any kind. A charged pass would then charge each call
+    /// another call's cost, so it is refused, never shown.
+    pub(crate) fn end_run(&mut self, calls: Calls) -> Result<(), Error> {
+        let made = std::mem::take(&mut self.next);
+        let pass = if self.charging {
+            "the charged pass"
+        } else {
+            "a repetition"
+        };
+        if made != self.len || self.calls.is_some_and(|c| c != calls) {
+            return Err(Error::Contract(format!(
+                "{pass} made {made} timer calls ({calls:?}), the first repetition {} ({:?}):                  the run is not deterministic, so no call can be charged its minimum cost",
+                self.len, self.calls
+            )));
+        }
+        self.calls = Some(calls);
+        self.runs += 1;
+        Ok(())
+    }
+
+    /// The log as the costs of a charged pass.
+    pub(crate) fn charging(mut self) -> Self {
+        self.charging = true;
+        self.next = 0;
+        self
+    }
+
+    /// Calls logged.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Repetitions ended so far.
+    pub(crate) fn runs(&self) -> u32 {
+        self.runs
+    }
+
+    /// Bytes the log holds.
+    pub(crate) fn bytes(&self) -> u64 {
+        (self.chunks.iter().map(Vec::capacity).sum::<usize>() * std::mem::size_of::<u32>()) as u64
+    }
+
+    /// The calls each run made (per kind), once a run has ended.
+    #[cfg(test)]
+    pub(crate) fn calls(&self) -> Option<Calls> {
+        self.calls
     }
 }
 
@@ -478,6 +629,79 @@ mod tests {
         assert_eq!((h.quantile(0.99), h.max(), h.count()), (0, 0, 0));
         assert_eq!(h.mean(), 0.0);
         assert_eq!(h.trimmed_mean(0.9999), 0.0);
+    }
+
+    #[test]
+    fn call_costs_keep_each_calls_minimum_and_charge_it() {
+        let calls = Calls {
+            inserted: 3,
+            ..Calls::default()
+        };
+        let mut log = CallCosts::new();
+        for ns in [50, 7, 900] {
+            log.note(ns);
+        }
+        log.end_run(calls).unwrap();
+        for ns in [40, 9, u64::MAX] {
+            log.note(ns);
+        }
+        log.end_run(calls).unwrap();
+        assert_eq!((log.len(), log.runs()), (3, 2));
+        let mut charged = log.charging();
+        let costs: Vec<u64> = (0..3).map(|_| charged.charge()).collect();
+        assert_eq!(costs, [40, 7, 900]);
+        charged.end_run(calls).unwrap();
+        assert_eq!(charged.calls(), Some(calls));
+    }
+
+    #[test]
+    fn a_run_with_other_calls_is_refused() {
+        let calls = Calls {
+            inserted: 2,
+            ..Calls::default()
+        };
+        let mut log = CallCosts::new();
+        log.note(5);
+        log.note(6);
+        log.end_run(calls).unwrap();
+        // One call more.
+        for _ in 0..3 {
+            log.note(5);
+        }
+        let err = log.end_run(calls).unwrap_err();
+        assert!(matches!(err, Error::Contract(_)), "{err}");
+        // As many calls, of another kind.
+        let mut log = CallCosts::new();
+        log.note(5);
+        log.note(6);
+        log.end_run(calls).unwrap();
+        let mut charged = log.charging();
+        charged.charge();
+        charged.charge();
+        let other = Calls {
+            inserted: 1,
+            reset: 1,
+            ..Calls::default()
+        };
+        let err = charged.end_run(other).unwrap_err();
+        assert!(err.to_string().contains("charged pass"), "{err}");
+    }
+
+    #[test]
+    fn the_log_grows_by_chunks() {
+        let mut log = CallCosts::new();
+        for i in 0..(CHUNK as u64 + 3) {
+            log.note(i);
+        }
+        assert_eq!(log.len(), CHUNK + 3);
+        assert_eq!(log.bytes(), 2 * CHUNK as u64 * 4);
+        log.end_run(Calls::default()).unwrap();
+        let mut charged = log.charging();
+        let last: Vec<u64> = (0..CHUNK + 3)
+            .map(|_| charged.charge())
+            .skip(CHUNK)
+            .collect();
+        assert_eq!(last, [CHUNK as u64, CHUNK as u64 + 1, CHUNK as u64 + 2]);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use tickwheel::Stats;
 
 use crate::config::Clock;
-use crate::measure::{Hist, Interval};
+use crate::measure::{CallCosts, Hist, Interval};
 use crate::slowest::SlowCalls;
 
 /// The result of driving one implementation.
@@ -79,6 +79,25 @@ pub(crate) struct Outcome {
     pub(crate) stats: Stats,
     /// Every timer call counted, the slow ones kept by number (empty for a service run).
     pub(crate) slow_calls: SlowCalls,
+    /// Virtual clock, `--repeat` 2 or more: every call's cost at its fastest repetition so far
+    /// (taken out by the driver before the outcome is kept).
+    pub(crate) call_costs: Option<CallCosts>,
+    /// Virtual clock, `--repeat` 2 or more: the lateness of the charged pass (the
+    /// representative repetition carries it).
+    pub(crate) min_cost: Option<MinCost>,
+}
+
+/// The lateness of the charged pass: the same calls as every repetition, each charged its
+/// minimum cost over the repetitions, so the timer's own lateness without the machine's
+/// preemptions.
+#[derive(Clone, Debug)]
+pub(crate) struct MinCost {
+    /// Lateness of every fire, in ns.
+    pub(crate) lateness: Hist,
+    /// Lateness per second of run time.
+    pub(crate) lateness_intervals: Vec<Interval>,
+    /// It is the headline (`--lateness-costs min`): the table, gate, files and `diff` show it.
+    pub(crate) shown: bool,
 }
 
 impl Outcome {
@@ -88,6 +107,15 @@ impl Outcome {
         match self.threads {
             Some(n) => format!("{}-t{n}", self.timer),
             None => self.timer.to_string(),
+        }
+    }
+
+    /// The lateness the table, gate and files show, and its intervals: the charged pass's when
+    /// it is the headline, else this run's own, as measured.
+    pub(crate) fn shown_lateness(&self) -> (&Hist, &[Interval]) {
+        match &self.min_cost {
+            Some(m) if m.shown => (&m.lateness, &m.lateness_intervals),
+            _ => (&self.lateness, &self.lateness_intervals),
         }
     }
 

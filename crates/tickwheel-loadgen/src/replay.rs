@@ -282,5 +282,7 @@ pub(crate) fn replay<X: Timer<u64> + FromOptions>(
         started,
         stats,
         slow_calls: probe.slow,
+        call_costs: None,
+        min_cost: None,
     })
 }

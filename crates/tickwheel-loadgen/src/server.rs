@@ -25,7 +25,7 @@ use tickwheel::{Expired, Tick, Timer, TimerKey};
 use crate::config::{Clock, Workload};
 use crate::counter::CallClock;
 use crate::error::Error;
-use crate::measure::{Hist, Intervals, Probe, LATENESS_MAX};
+use crate::measure::{CallCosts, Hist, Intervals, Probe, LATENESS_MAX};
 use crate::outcome::Outcome;
 use crate::units::nanos;
 use crate::workload::{Arrival, Generator};
@@ -73,9 +73,25 @@ impl<X: Timer<u64>> Server<X> {
     /// # Errors
     /// [`Error::Contract`] when the timer refuses an insert.
     pub(crate) fn open(timer: X, workload: &Workload, clock: &CallClock) -> Result<Self, Error> {
+        Self::open_with(timer, workload, clock, None)
+    }
+
+    /// [`open`](Self::open), every timer call's cost noted in (or, in a charged pass, charged
+    /// from) `costs`.
+    ///
+    /// # Errors
+    /// [`Error::Contract`] when the timer refuses an insert.
+    pub(crate) fn open_with(
+        timer: X,
+        workload: &Workload,
+        clock: &CallClock,
+        costs: Option<CallCosts>,
+    ) -> Result<Self, Error> {
         let connections = workload.connections as usize;
+        let mut probe = Probe::new(timer, clock.clone(), workload.duration);
+        probe.costs = costs;
         let mut server = Self {
-            probe: Probe::new(timer, clock.clone(), workload.duration),
+            probe,
             idle: Vec::with_capacity(connections),
             idle_due_ns: Vec::with_capacity(connections),
             responses: BinaryHeap::new(),
@@ -215,7 +231,8 @@ impl<X: Timer<u64>> Server<X> {
     /// still pending, and gathers the outcome.
     ///
     /// # Errors
-    /// [`Error::Contract`] when the cost runs find the timer broken.
+    /// [`Error::Contract`] when the cost runs find the timer broken, or when the run made other
+    /// calls than the earlier repetitions of its [`CallCosts`] log.
     pub(crate) fn finish(
         mut self,
         clock: Clock,
@@ -224,6 +241,9 @@ impl<X: Timer<u64>> Server<X> {
         wall: Instant,
         call_clock: &CallClock,
     ) -> Result<Outcome, Error> {
+        if let Some(log) = &mut self.probe.costs {
+            log.end_run(self.probe.calls)?;
+        }
         let stats = self.probe.timer().stats();
         let run_costs = crate::cost_runs::measure(
             self.probe.timer_mut(),
@@ -270,6 +290,8 @@ impl<X: Timer<u64>> Server<X> {
             run_costs: Some(run_costs),
             stats,
             slow_calls: self.probe.slow,
+            call_costs: self.probe.costs,
+            min_cost: None,
         })
     }
 }

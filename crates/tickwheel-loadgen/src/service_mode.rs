@@ -272,6 +272,8 @@ where
             ..Stats::default()
         },
         slow_calls: crate::slowest::SlowCalls::default(),
+        call_costs: None,
+        min_cost: None,
     })
 }
 

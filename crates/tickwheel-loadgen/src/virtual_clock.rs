@@ -25,6 +25,21 @@
 //!   rounding alone;
 //! - a slow call (a 0.8 ms cascade) makes every timer due behind it late by as much.
 //!
+//! **The timer's own lateness.** A measured cost includes whatever stopped the thread during the
+//! call: on a busy machine a preemption of several milliseconds lands in a few calls, and every
+//! timer due behind them is late by as much, whichever implementation runs. So with `--repeat`
+//! 2 or more (and `--lateness loop`), every repetition notes each call's cost in a
+//! [`CallCosts`] log, in call order, keeping each call's minimum over the repetitions: the seed
+//! fixes the calls, so call `i` is the same call in every repetition, as
+//! [`slowest`](crate::slowest) relies on too. Then one more, *charged* pass drives the same
+//! workload on a fresh timer with each call charged its minimum cost instead of timed. Its
+//! lateness is the headline (`--lateness-costs min`, the default): the timer's own, with the
+//! machine's preemptions left out unless one hit the same call in every repetition. The charged
+//! pass must make exactly the calls the repetitions made (the log checks their number and kinds,
+//! the caller the outcome's counts); otherwise the run fails with [`Error::Contract`].
+//! `--lateness-costs measured` shows the repetitions' own lateness instead; `report.json` keeps
+//! both.
+//!
 //! With `--lateness ticks` lateness is instead `(poll tick − deadline tick) × tick`: 0 for a
 //! correct timer, since the loop wakes at every `next_deadline()`.
 
@@ -36,15 +51,17 @@ use tickwheel::{Tick, Timer};
 use crate::config::{Clock, LatenessView, Workload};
 use crate::counter::CallClock;
 use crate::error::Error;
+use crate::measure::CallCosts;
 use crate::outcome::Outcome;
 use crate::server::Server;
 use crate::units::nanos;
 use crate::workload::Generator;
 
-/// Runs `workload` against `timer` on virtual time, timing calls with `clock`.
+/// [`run_then`] without a cost log or an end hook.
 ///
 /// # Errors
 /// [`Error::Contract`] when the timer breaks its contract in a way the loop cannot go on from.
+#[cfg(test)]
 pub(crate) fn run<X: Timer<u64>>(
     timer: X,
     workload: &Workload,
@@ -52,16 +69,23 @@ pub(crate) fn run<X: Timer<u64>>(
     clock: &CallClock,
     progress: &ProgressBar,
 ) -> Result<Outcome, Error> {
-    run_then(timer, workload, view, clock, progress, |_| Ok(()))
+    run_then(timer, workload, view, clock, None, progress, |_| Ok(()))
 }
 
-/// [`run`], calling `at_end` on the timer once the workload is over, before the cost runs
-/// and the final drain (`--record` stops its trace there).
+/// Runs `workload` against `timer` on virtual time, timing calls with `clock`, every call's
+/// cost noted in (or charged from) `costs`, calling `at_end` on the timer
+/// once the workload is over, before the cost runs and the final drain (`--record` stops its
+/// trace there).
+///
+/// # Errors
+/// [`Error::Contract`] when the timer breaks its contract in a way the loop cannot go on from,
+/// or when the run made other calls than the earlier repetitions of `costs`.
 pub(crate) fn run_then<X: Timer<u64>>(
     timer: X,
     workload: &Workload,
     view: LatenessView,
     clock: &CallClock,
+    costs: Option<CallCosts>,
     progress: &ProgressBar,
     at_end: impl FnOnce(&mut X) -> Result<(), Error>,
 ) -> Result<Outcome, Error> {
@@ -69,7 +93,7 @@ pub(crate) fn run_then<X: Timer<u64>>(
     let tick_ns = workload.tick_ns();
     let end_ns = nanos(workload.duration);
     let handler_ns = nanos(workload.handler_cost);
-    let mut server = Server::open(timer, workload, clock)?;
+    let mut server = Server::open_with(timer, workload, clock, costs)?;
     let mut generator = Generator::new(workload);
     let mut arrival = generator.next_arrival();
     let mut polled: Option<Tick> = None;
@@ -219,6 +243,49 @@ mod tests {
         // About 5 % of requests are slow, so about 5 % of deadlines fire.
         let share = outcomes[0].request_fired as f64 / outcomes[0].arrivals as f64;
         assert!((0.04..0.06).contains(&share), "{share}");
+    }
+
+    #[test]
+    fn a_charged_pass_makes_the_same_calls_no_later_and_refuses_other_calls() {
+        let w = small();
+        let clock = CallClock::new();
+        let drive_log = |w: &Workload, log: CallCosts| {
+            let timer = Kind::Hashed.build::<u64>(Options::new()).unwrap();
+            let view = LatenessView::Loop;
+            let hidden = ProgressBar::hidden();
+            run_then(timer, w, view, &clock, Some(log), &hidden, |_| Ok(()))
+        };
+        let mut log = CallCosts::new();
+        let mut reps = Vec::new();
+        for _ in 0..2 {
+            let mut o = drive_log(&w, log).unwrap();
+            log = o.call_costs.take().unwrap();
+            reps.push(o);
+        }
+        assert_eq!(log.len() as u64, reps[0].timer_calls);
+        let key = |o: &Outcome| (o.scheduled, o.cancelled, o.reset, o.fired, o.timer_calls);
+        let mut charged = drive_log(&w, log.clone().charging()).unwrap();
+        assert_eq!(key(&charged), key(&reps[0]));
+        let calls = charged.call_costs.take().unwrap().calls().unwrap();
+        assert_eq!(calls.total(), charged.timer_calls);
+        // Each call costs at most what it cost in either repetition, so each fire is handed
+        // over no later: every percentile is at most either repetition's.
+        for rep in &reps {
+            for q in [0.5, 0.9, 0.99, 0.999, 1.0] {
+                assert!(
+                    charged.lateness.quantile(q) <= rep.lateness.quantile(q),
+                    "q {q}: {} > {}",
+                    charged.lateness.quantile(q),
+                    rep.lateness.quantile(q)
+                );
+            }
+        }
+        // Another seed makes other calls: the charged pass is refused, never shown.
+        let mut other = w.clone();
+        other.seed += 1;
+        let err = drive_log(&other, log.charging()).unwrap_err();
+        assert!(matches!(err, Error::Contract(_)), "{err}");
+        assert!(err.to_string().contains("charged pass"), "{err}");
     }
 
     #[test]

@@ -12,7 +12,10 @@
 //! median over the repetitions (for an even count, the lower middle value), and
 //! `repetitions` keeps every repetition's own figures, in run order. On the virtual clock with
 //! two repetitions or more, `slowest_call` gives each operation's slowest call with every call
-//! taken at its fastest repetition, which leaves out what preempted the machine. `core_share` is
+//! taken at its fastest repetition, which leaves out what preempted the machine, and
+//! `lateness_min_cost` the charged pass's lateness, each call charged its fastest repetition's
+//! cost, next to `lateness_measured`, the repetitions' median as measured; `lateness` is one of
+//! the two, as `timing.lateness_costs` (`min` or `measured`) says. `core_share` is
 //! the time inside the timer per second of run time, in percent of one core. Every number is finite:
 //! an empty run reports zeros. All durations are nanoseconds.
 
@@ -166,6 +169,15 @@ pub(crate) struct TimingJson {
     pub(crate) runs_per_op: u32,
     /// The resolution of the cost runs' per-call figures.
     pub(crate) run_resolution_ns: f64,
+    /// Which call costs the results' `lateness` charged the loop: `min` (each call's minimum
+    /// over the repetitions, in a charged pass) or `measured` (each repetition's own; reports
+    /// written before there was a choice).
+    #[serde(default = "measured")]
+    pub(crate) lateness_costs: String,
+}
+
+fn measured() -> String {
+    "measured".into()
 }
 
 /// Percentiles of a distribution.
@@ -382,8 +394,17 @@ pub(crate) struct ResultJson {
     /// Most timers pending at once.
     #[serde(default)]
     pub(crate) peak_live: u64,
-    /// Fire lateness.
+    /// Fire lateness: the headline, as `timing.lateness_costs` says (`lateness_min_cost` or
+    /// `lateness_measured` when those are present).
     pub(crate) lateness: LatenessJson,
+    /// Virtual clock, `--repeat` 2 or more: lateness as measured, the median over the
+    /// repetitions (each one's own percentiles are in `repetitions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lateness_measured: Option<LatenessJson>,
+    /// Virtual clock, `--repeat` 2 or more: lateness of the charged pass, each call charged its
+    /// minimum cost over the repetitions (the timer's own lateness).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lateness_min_cost: Option<LatenessJson>,
     /// Sampled cost per operation, ns.
     #[serde(default)]
     pub(crate) cost: CostsJson,
@@ -554,6 +575,8 @@ impl ResultJson {
             bytes_per_timer: finite(o.bytes_per_timer()),
             peak_live: o.peak_live,
             lateness: lateness(&o.lateness, "ns"),
+            lateness_measured: None,
+            lateness_min_cost: None,
             cost: CostsJson {
                 insert: op(Op::Insert),
                 cancel: op(Op::Cancel),
@@ -580,6 +603,22 @@ impl ResultJson {
             vec![self.repetition()]
         } else {
             self.repetitions.clone()
+        }
+    }
+
+    /// The headline lateness is the charged pass's (`--lateness-costs min`).
+    pub(crate) fn lateness_is_min_cost(&self) -> bool {
+        self.lateness_min_cost.as_ref() == Some(&self.lateness)
+    }
+
+    /// The headline lateness percentiles, per repetition: each repetition's own as measured, or
+    /// the charged pass's one figure when that is the headline (it takes every repetition's
+    /// calls at their fastest, so there is one).
+    pub(crate) fn lateness_each(&self) -> Vec<Percentiles> {
+        if self.lateness_is_min_cost() {
+            vec![self.lateness.percentiles]
+        } else {
+            self.each_repetition().iter().map(|x| x.lateness).collect()
         }
     }
 
@@ -622,6 +661,17 @@ impl ResultJson {
         l.percentiles.p9999 = u(&|r| r.lateness.percentiles.p9999);
         l.percentiles.max = u(&|r| r.lateness.percentiles.max);
         l.mean = m(&|r| r.lateness.mean);
+        if let Some(min_cost) = runs.iter().find_map(|o| o.min_cost.as_ref()) {
+            let measured = out.lateness.clone();
+            let min = lateness(&min_cost.lateness, "ns");
+            out.lateness = if min_cost.shown {
+                min.clone()
+            } else {
+                measured.clone()
+            };
+            out.lateness_measured = Some(measured);
+            out.lateness_min_cost = Some(min);
+        }
         for op in ["insert", "cancel", "reset", "fire"] {
             let get = |r: &ResultJson| r.cost.get(op).copied().unwrap_or_default();
             if let Some(c) = out.cost.get_mut(op) {
@@ -718,6 +768,15 @@ impl Report {
                 calls_per_run: CALLS_PER_RUN,
                 runs_per_op: RUNS,
                 run_resolution_ns: clock.resolution_ns() / f64::from(CALLS_PER_RUN),
+                lateness_costs: if runs
+                    .iter()
+                    .flat_map(|(reps, _)| reps)
+                    .any(|o| o.min_cost.as_ref().is_some_and(|m| m.shown))
+                {
+                    "min".into()
+                } else {
+                    measured()
+                },
             },
             results: runs
                 .iter()

@@ -37,7 +37,7 @@ pub(crate) fn write_all(dir: &Path, report: &Report, outcomes: &[&Outcome]) -> R
     for o in outcomes {
         write(
             &dir.join(format!("{}-lateness.hgrm", o.label())),
-            &hgrm::render(&o.lateness.hist, "ns"),
+            &hgrm::render(&o.shown_lateness().0.hist, "ns"),
         )?;
         let mut all = new_histogram(COST_MAX);
         for h in &o.cost[..4] {
@@ -58,7 +58,7 @@ pub(crate) fn write_all(dir: &Path, report: &Report, outcomes: &[&Outcome]) -> R
             &comment,
             o.started,
             &[
-                ("lateness", &o.lateness_intervals),
+                ("lateness", o.shown_lateness().1),
                 ("cost", &o.cost_intervals),
             ],
         )?;
@@ -67,7 +67,7 @@ pub(crate) fn write_all(dir: &Path, report: &Report, outcomes: &[&Outcome]) -> R
     let series: Vec<(&str, &hdrhistogram::Histogram<u64>)> = labels
         .iter()
         .zip(outcomes)
-        .map(|(label, o)| (label.as_str(), &o.lateness.hist))
+        .map(|(label, o)| (label.as_str(), &o.shown_lateness().0.hist))
         .collect();
     write(&dir.join("lateness.svg"), &svg::lateness(report, &series))?;
     write(&dir.join("cost.svg"), &svg::cost(report))?;
@@ -114,6 +114,7 @@ mod tests {
             service: None,
             repeat: 2,
             lateness: LatenessView::Loop,
+            lateness_costs: crate::config::LatenessCosts::Min,
             record: None,
             profile: None,
         };

@@ -55,10 +55,7 @@ fn cost_per_call(r: &ResultJson) -> Vec<f64> {
 }
 
 fn tail_lateness(r: &ResultJson) -> Vec<f64> {
-    r.each_repetition()
-        .iter()
-        .map(|x| x.lateness.p999 as f64)
-        .collect()
+    r.lateness_each().iter().map(|x| x.p999 as f64).collect()
 }
 
 fn memory(r: &ResultJson) -> Vec<f64> {

@@ -68,6 +68,45 @@ impl Grid {
     }
 }
 
+/// The line saying which lateness the table shows: on the virtual clock, the charged pass's
+/// (each call at its minimum cost over the repetitions) or as measured; on the real clock, as
+/// measured, next to the machine's 1-minute load average.
+fn shown_lateness(report: &Report) -> String {
+    let load = |l: Option<f64>| l.map_or("unknown".into(), |l| format!("{l:.2}"));
+    let results = &report.results;
+    if report.clock != "virtual" {
+        let (start, end) = report
+            .context
+            .as_ref()
+            .map_or((None, None), |c| (c.load_start, c.load_end));
+        return format!(
+            "lateness shown: as measured on the real clock, the machine's preemptions included \
+             (load average, 1 min: {} at the start, {} at the end)",
+            load(start),
+            load(end)
+        );
+    }
+    if report.workload.lateness == "ticks" {
+        return "lateness shown: in ticks, which no call cost changes".into();
+    }
+    if !results.is_empty() && results.iter().all(ResultJson::lateness_is_min_cost) {
+        format!(
+            "lateness shown: min-cost, the timer's own: a last pass of the same calls, each \
+             charged its fastest of the {} repetitions, so the machine's preemptions are left out \
+             (as measured: --lateness-costs measured; report.json keeps both)",
+            report.timing.repeat
+        )
+    } else if results.iter().any(|r| r.lateness_min_cost.is_some()) {
+        "lateness shown: as measured, each repetition's own call costs, the machine's \
+         preemptions included (--lateness-costs measured; the min-cost row is the timer's own)"
+            .into()
+    } else {
+        "lateness shown: as measured, each call's own cost, the machine's preemptions included \
+         (--repeat 2 or more adds the timer's own, each call at its fastest repetition)"
+            .into()
+    }
+}
+
 /// Renders the table and verdict for `report`.
 pub(crate) fn render(report: &Report) -> String {
     let mut out = String::new();
@@ -97,7 +136,7 @@ pub(crate) fn render(report: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        "lateness: {}; {} repetition{} of each implementation, interleaved; figures are medians\n",
+        "lateness: {}; {} repetition{} of each implementation, interleaved; figures are medians",
         match (report.clock.as_str(), w.lateness.as_str()) {
             ("virtual", "ticks") => "poll tick minus deadline tick".to_string(),
             ("virtual", _) => format!(
@@ -113,6 +152,7 @@ pub(crate) fn render(report: &Report) -> String {
         t.repeat,
         if t.repeat == 1 { "" } else { "s" }
     );
+    let _ = writeln!(out, "{}\n", shown_lateness(report));
     let mut grid = Grid::default();
     let mut row = |label: &str, results: &[ResultJson], cell: &dyn Fn(&ResultJson) -> String| {
         grid.row(label, results, cell);
@@ -191,6 +231,23 @@ pub(crate) fn render(report: &Report) -> String {
     row(&label("max"), results, &|r| {
         late(r.lateness.percentiles.max)
     });
+    if results.iter().any(|r| r.lateness_min_cost.is_some()) {
+        let min = results.iter().all(ResultJson::lateness_is_min_cost);
+        let other = |r: &ResultJson| {
+            if min {
+                r.lateness_measured.as_ref()
+            } else {
+                r.lateness_min_cost.as_ref()
+            }
+            .map_or("n/a".into(), |l| late(l.percentiles.p999))
+        };
+        let label = if min {
+            "  p99.9 as measured"
+        } else {
+            "  p99.9 min-cost"
+        };
+        row(label, results, &other);
+    }
     row("lateness clamped (> 1h)", results, &|r| {
         count(r.lateness.clamped)
     });
