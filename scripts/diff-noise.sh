@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
-# Measures how far `tickwheel-loadgen diff` can be trusted on this machine:
-#   false alarms: PAIRS back-to-back pairs of `compare --repeat 5` of the same build, each pair
-#                 diffed (exit 0 = clean);
-#   detection:    each pair's second report with every timing figure scaled by 1.3 (a slower
-#                 build), and the heap's result renamed to the hierarchical wheel's (another
-#                 timer under the same name), each diffed against the first report (exit 1 =
-#                 flagged).
-# Usage: scripts/diff-noise.sh [PAIRS] [DURATION] [HOG]   (default 20 pairs of 5s runs, no hog;
-#        ~25 min)
-#   HOG: busy-looping threads (`sh` loops) to run alongside each pair's second run, the
-#        candidate, as another tenant's load would: 2 on a 2-core machine puts every measured
-#        call next to a CPU hog. The script starts them before that run and stops them after it;
-#        each is also bounded by `timeout` (DIFF_NOISE_HOG_SECS, default 600 s), so none
-#        outlives the script. With the default min-cost lateness, a clean diff under a hog means
-#        the headline lateness left the preemptions out.
+# Measures how far `tickwheel-loadgen diff` can be trusted as a CI gate on this machine. Each
+# pair is three `compare --repeat 5` runs of this build:
+#   a: the baseline, on the machine as it is (run this script on a quiet machine);
+#   b: the candidate, the same build, with HOG busy threads running beside it;
+#   c: the candidate made 1.3x slower for real (`--slowdown 1.3`: every timer call spins out to
+#      1.3 times its own cost), beside the same hog.
+# and four diffs:
+#   same build, quiet baseline, busy candidate  (a -> b): clean, exit 0, is right;
+#   same build, busy baseline, quiet candidate  (b -> a): clean, exit 0, is right;
+#   1.3x slower, quiet baseline, busy candidate (a -> c): flagged, exit 1, is right;
+#   b's heap result renamed to the hierarchical wheel's (another timer under the same name)
+#                                               (a -> b'): flagged, exit 1, is right.
+# Usage: scripts/diff-noise.sh [PAIRS] [DURATION] [HOG]
+#   defaults: 20 pairs of 5s runs, 2 hog threads: about 15 minutes on 2 cores.
+#   HOG: busy-looping threads (`sh` loops), as another tenant's load: 2 on a 2-core machine
+#        puts every measured call next to a CPU hog; 0 runs the candidates on the machine as it
+#        is. The script starts them before each candidate run and stops them after it; each is
+#        also bounded by `timeout` (DIFF_NOISE_HOG_SECS, default 600 s), so none outlives the
+#        script.
+# Output: a line per pair and a summary; every report and diff under DIFF_NOISE_OUT
+# (default target/diff-noise).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs="${1:-20}"
 duration="${2:-5s}"
-hog="${3:-0}"
+hog="${3:-2}"
 hog_secs="${DIFF_NOISE_HOG_SECS:-600}"
 out="${DIFF_NOISE_OUT:-target/diff-noise}"
 mkdir -p "$out"
@@ -39,57 +45,52 @@ stop_hog() {
   hog_pids=()
 }
 trap stop_hog EXIT
-clean=0 slow=0 swapped=0
+# run NAME HOGGED [FLAGS...]: one `compare --repeat 5` into $out/NAME.
+run() {
+  local name="$1" hogged="$2"
+  shift 2
+  [ "$hogged" = yes ] && start_hog
+  "$bin" compare --repeat 5 --duration "$duration" --out "$out/$name" "$@" >"$out/$name.txt" 2>&1
+  stop_hog
+}
+# verdicts FILE: the per-implementation verdict words of one diff.
+verdicts() {
+  grep '^verdict' "$1" | sed 's/^verdict \([^:]*\): \([A-Za-z]*\).*/\1 \2/' | tr '\n' ' '
+}
+clean=0 reverse=0 slow=0 swapped=0
 for i in $(seq 1 "$pairs"); do
-  for side in a b; do
-    if [ "$side" = b ] && [ "$hog" -gt 0 ]; then
-      start_hog
-    fi
-    "$bin" compare --repeat 5 --duration "$duration" --out "$out/$i$side" >"$out/$i$side.txt" 2>&1
-    stop_hog
-  done
+  run "${i}a" no
+  run "${i}b" yes
+  run "${i}c" yes --slowdown 1.3
   python3 - "$out/$i" <<'PY'
 import json, sys
 base = sys.argv[1]
-report = json.load(open(base + "b/report.json"))
-slow = json.loads(json.dumps(report))
-def scale_cost(c):
-    for k in ("p50", "p99", "max"):
-        c[k] = round(c[k] * 1.3)
-    for k in ("runs_p50", "runs_p99", "runs_mean", "mean"):
-        c[k] *= 1.3
-def scale(figures):
-    figures["ops_per_sec"] /= 1.3
-    for name in ("lateness", "lateness_min_cost", "lateness_measured"):
-        if name in figures:
-            for k in ("p50", "p90", "p99", "p999", "p9999", "max"):
-                figures[name][k] = round(figures[name][k] * 1.3)
-    for c in figures["cost"].values():
-        scale_cost(c)
-for r in slow["results"]:
-    scale(r)
-    for rep in r["repetitions"]:
-        scale(rep)
-json.dump(slow, open(base + "-slow.json", "w"))
-swap = json.loads(json.dumps(report))
+swap = json.load(open(base + "b/report.json"))
 heap = next(r for r in swap["results"] if r["timer"] == "heap")
 heap["timer"] = "hierarchical"
 swap["results"] = [heap]
 json.dump(swap, open(base + "-swap.json", "w"))
 PY
-  if "$bin" diff "$out/${i}a/report.json" "$out/${i}b/report.json" >"$out/$i-same.diff"; then
-    clean=$((clean + 1))
-  fi
-  if ! "$bin" diff "$out/${i}a/report.json" "$out/$i-slow.json" >"$out/$i-slow.diff"; then
-    slow=$((slow + 1))
-  fi
-  if ! "$bin" diff "$out/${i}a/report.json" "$out/$i-swap.json" >"$out/$i-swap.diff"; then
-    swapped=$((swapped + 1))
-  fi
-  echo "pair $i: same build $(grep -c '^verdict .*: ok' "$out/$i-same.diff" || true) of 4 ok; \
-1.3x slower flagged on $(grep -c '^verdict .*: REGRESSION' "$out/$i-slow.diff" || true) of 4; \
-swapped: $(grep '^verdict' "$out/$i-swap.diff" | cut -d'(' -f1)"
+  # diff A B NAME: exit status of `diff A B`, output kept in $out/$i-NAME.diff.
+  diff_into() {
+    local status=0
+    "$bin" diff "$1" "$2" >"$out/$i-$3.diff" || status=$?
+    echo "$status"
+  }
+  s_same=$(diff_into "$out/${i}a/report.json" "$out/${i}b/report.json" same)
+  s_rev=$(diff_into "$out/${i}b/report.json" "$out/${i}a/report.json" reverse)
+  s_slow=$(diff_into "$out/${i}a/report.json" "$out/${i}c/report.json" slow)
+  s_swap=$(diff_into "$out/${i}a/report.json" "$out/$i-swap.json" swap)
+  [ "$s_same" = 0 ] && clean=$((clean + 1))
+  [ "$s_rev" = 0 ] && reverse=$((reverse + 1))
+  [ "$s_slow" = 1 ] && slow=$((slow + 1))
+  [ "$s_swap" = 1 ] && swapped=$((swapped + 1))
+  load=$(python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['context']; print(c['load_start'], '->', c['load_end'])" "$out/${i}b/report.json")
+  echo "pair $i: quiet->busy exit $s_same ($(verdicts "$out/$i-same.diff")); \
+busy->quiet exit $s_rev; 1.3x slower exit $s_slow ($(verdicts "$out/$i-slow.diff")); \
+swapped exit $s_swap; busy side load $load"
 done
-echo "same build: $clean of $pairs pairs diff clean (exit 0)"
-echo "1.3x slower: flagged in $slow of $pairs"
-echo "heap under the hierarchical wheel's name: flagged in $swapped of $pairs"
+echo "same build, quiet baseline, busy candidate: $clean of $pairs diff clean (exit 0)"
+echo "same build, busy baseline, quiet candidate: $reverse of $pairs diff clean (exit 0)"
+echo "1.3x slower for real, quiet baseline, busy candidate: flagged (exit 1) in $slow of $pairs"
+echo "heap under the hierarchical wheel's name: flagged (exit 1) in $swapped of $pairs"

@@ -175,6 +175,11 @@ pub(crate) struct LoadArgs {
     /// (each repetition's own measured costs, preemptions included). report.json keeps both.
     #[arg(long, value_enum, default_value_t = LatenessCostsArg::Min)]
     pub(crate) lateness_costs: LatenessCostsArg,
+    /// Test hook, to check that a CI gate catches a slower build: every timed timer call spins
+    /// until it has taken FACTOR times its own cost, so the run measures a build that much
+    /// slower. In 1..=10; 1 is off. Shown in report.json's context and by `diff`.
+    #[arg(long, value_name = "FACTOR", default_value_t = 1.0)]
+    pub(crate) slowdown: f64,
     /// Real clock only: drive the thread-safe timer service (tickwheel-service) from producer
     /// threads that schedule, cancel and reset while its driver thread fires, instead of one
     /// event loop. Each implementation runs once per thread count 1, 2, 4, … up to --threads.

@@ -171,6 +171,8 @@ pub(crate) struct Config {
     pub(crate) record: Option<PathBuf>,
     /// `--profile`: the shape the workload started from.
     pub(crate) profile: Option<&'static str>,
+    /// `--slowdown`: every timed call lasts this many times its own cost (1: off).
+    pub(crate) slowdown: f64,
 }
 
 impl Config {
@@ -318,11 +320,18 @@ impl Config {
         if let Some(dir) = &args.record {
             if clock != Clock::Virtual || service.is_some() {
                 return Err(Error::Input(
-                    "--record writes the virtual clock's event loop; it does not apply to                      --clock real or --service"
+                    "--record writes the virtual clock's event loop; it does not apply to \
+                     --clock real or --service"
                         .into(),
                 ));
             }
             check_writable(dir)?;
+        }
+        if !(1.0..=MAX_SLOWDOWN).contains(&args.slowdown) {
+            return Err(Error::Input(format!(
+                "--slowdown must be in 1..={MAX_SLOWDOWN} (1 is off), got {}",
+                args.slowdown
+            )));
         }
         let thresholds = Thresholds::parse(&args.report.max_lateness, &args.report.max_cost)?;
         thresholds.check_repeatable(clock == Clock::Virtual && service.is_none(), args.repeat)?;
@@ -355,6 +364,7 @@ impl Config {
                 LatenessCostsArg::Measured => LatenessCosts::Measured,
             },
             record: args.record.clone(),
+            slowdown: args.slowdown,
         })
     }
 }
@@ -362,6 +372,9 @@ impl Config {
 /// The most connections a run may model: connection ids share a `u64` payload with a flag bit,
 /// and the per-connection table must fit in memory.
 pub(crate) const MAX_CONNECTIONS: u32 = 100_000_000;
+
+/// The largest `--slowdown` factor.
+pub(crate) const MAX_SLOWDOWN: f64 = 10.0;
 
 /// The most runs `--repeat` may ask for per implementation.
 pub(crate) const MAX_REPEAT: u32 = 100;

@@ -35,6 +35,9 @@ pub(crate) struct Context {
     pub(crate) rustc: Option<String>,
     /// Repetitions of each implementation (`--repeat`).
     pub(crate) repeat: u32,
+    /// The `--slowdown` test hook's factor, when it was on: the figures are then a build's
+    /// that much slower.
+    pub(crate) slowdown: Option<f64>,
 }
 
 /// `value`, or `unknown`.
@@ -62,7 +65,14 @@ impl Context {
             git_commit: built(env!("TICKWHEEL_GIT_COMMIT")),
             rustc: built(env!("TICKWHEEL_RUSTC_VERSION")),
             repeat,
+            slowdown: None,
         }
+    }
+
+    /// Notes the `--slowdown` test hook's factor (1: off).
+    pub(crate) fn with_slowdown(mut self, factor: f64) -> Self {
+        self.slowdown = (factor > 1.0).then_some(factor);
+        self
     }
 
     /// Records the load average at the end of the run.
@@ -71,10 +81,14 @@ impl Context {
         self
     }
 
-    /// The one line the table prints: CPU, cores, load start → end, build.
+    /// The one line the table prints: CPU, cores, load start → end, build, and the slowdown
+    /// test hook when it was on.
     pub(crate) fn line(&self) -> String {
+        let slowdown = self.slowdown.map_or(String::new(), |f| {
+            format!("; every timer call slowed {f}× (--slowdown test hook)")
+        });
         format!(
-            "machine: {}, {} core{}, load {}; tickwheel {} ({})",
+            "machine: {}, {} core{}, load {}; tickwheel {} ({}){slowdown}",
             self.cpu_model,
             self.cores,
             if self.cores == 1 { "" } else { "s" },
@@ -110,6 +124,10 @@ impl Context {
             ("commit", known(&self.git_commit)),
             ("rustc", known(&self.rustc)),
             ("repeat", self.repeat.to_string()),
+            (
+                "slowdown (test hook)",
+                self.slowdown.map_or("off".into(), |f| format!("{f}×")),
+            ),
         ]
     }
 }
@@ -256,6 +274,11 @@ mod tests {
         assert!(!c.cpu_model.is_empty());
         assert_eq!(c.started.len(), "2024-02-29T13:05:09Z".len());
         assert!(c.line().contains("core"), "{}", c.line());
+        assert!(!c.line().contains("slowed"));
+        assert!(c.clone().with_slowdown(1.0).slowdown.is_none());
+        let slow = c.with_slowdown(1.3);
+        assert!(slow.line().contains("slowed 1.3×"), "{}", slow.line());
+        assert!(side_by_side(Some(&Context::start(3)), Some(&slow)).contains("1.3×  *"));
     }
 
     #[test]

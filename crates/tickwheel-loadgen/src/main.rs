@@ -251,8 +251,8 @@ fn load(config: &Config) -> Result<u8, Error> {
 
 /// [`load`], returning the report.
 fn load_report(config: &Config) -> Result<Report, Error> {
-    let context = Context::start(config.repeat);
-    let clock = CallClock::new();
+    let context = Context::start(config.repeat).with_slowdown(config.slowdown);
+    let clock = CallClock::new().with_slowdown(config.slowdown);
     let threads: Vec<Option<usize>> = match &config.service {
         Some(counts) => counts.iter().copied().map(Some).collect(),
         None => vec![None],
@@ -352,7 +352,9 @@ fn charged_pass(
     };
     if runs != config.repeat || reps.iter().any(|r| key(r) != key(&pass)) {
         return Err(Error::Contract(format!(
-            "{}: the charged pass made other calls than the {} repetitions it was charged from              (arrivals, scheduled, cancelled, late responses, reset, fired, idle and request              fires, calls: {:?} vs {:?})",
+            "{}: the charged pass made other calls than the {} repetitions it was charged from \
+             (arrivals, scheduled, cancelled, late responses, reset, fired, idle and request \
+             fires, calls: {:?} vs {:?})",
             kind.name(),
             runs,
             key(&pass),

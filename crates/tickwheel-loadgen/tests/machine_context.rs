@@ -16,7 +16,12 @@ fn text(bytes: &[u8]) -> String {
 
 /// A small, fast virtual `compare` with `--repeat 2` into `out`; its stdout.
 fn compare(out: &Path) -> String {
-    let output = run(&[
+    compare_with(out, &[])
+}
+
+/// [`compare`] with `extra` flags.
+fn compare_with(out: &Path, extra: &[&str]) -> String {
+    let mut args = vec![
         "compare",
         "--connections",
         "2000",
@@ -34,7 +39,9 @@ fn compare(out: &Path) -> String {
         "2",
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let output = run(&args);
     let stdout = text(&output.stdout);
     assert_eq!(
         output.status.code(),
@@ -214,4 +221,55 @@ fn a_report_from_before_the_context_still_diffs() {
     }
     let both_old = diff(&old_path, &old_path);
     assert_eq!(both_old.status.code(), Some(0));
+}
+
+#[test]
+fn a_build_slowed_for_real_by_the_test_hook_is_flagged_and_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fast, slow) = (dir.path().join("fast"), dir.path().join("slow"));
+    compare(&fast);
+    // Four times slower: every timed call spins out to four times its own cost, far beyond the
+    // 25 % tolerance and any spread of two repetitions, even of a debug build on a loaded
+    // machine.
+    let stdout = compare_with(&slow, &["--slowdown", "4"]);
+    assert!(
+        stdout.contains("every timer call slowed 4× (--slowdown test hook)"),
+        "{stdout}"
+    );
+    let context = &read(&slow.join("report.json"))["context"];
+    assert_eq!(context["slowdown"], 4.0);
+    assert!(read(&fast.join("report.json"))["context"]["slowdown"].is_null());
+
+    let output = diff(&fast.join("report.json"), &slow.join("report.json"));
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("slowdown (test hook)"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(row.contains("off") && row.ends_with("4×  *"), "{row}");
+    for timer in ["hashed", "hierarchical", "heap", "lazy-heap"] {
+        assert!(
+            stdout.contains(&format!("verdict {timer}: REGRESSION")),
+            "{stdout}"
+        );
+        let ops = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{timer} ")) && l.contains("ops_per_sec"))
+            .unwrap_or_else(|| panic!("{stdout}"));
+        assert!(ops.contains("REGRESSION"), "{ops}");
+    }
+    // The counts are the seed's alone: a slower build makes the same calls.
+    assert!(!stdout.contains("CHANGED"), "{stdout}");
+
+    // Out of range: a clear error, exit 2.
+    for bad in ["0.5", "11", "NaN"] {
+        let output = run(&["compare", "--slowdown", bad]);
+        assert_eq!(output.status.code(), Some(2), "{bad}");
+        assert!(
+            text(&output.stderr).contains("--slowdown must be in 1..=10"),
+            "{bad}: {}",
+            text(&output.stderr)
+        );
+    }
 }

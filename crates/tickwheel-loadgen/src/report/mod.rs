@@ -117,6 +117,7 @@ mod tests {
             lateness_costs: crate::config::LatenessCosts::Min,
             record: None,
             profile: None,
+            slowdown: 1.0,
         };
         let clock = CallClock::new();
         let runs: Vec<(Vec<Outcome>, usize)> = Kind::ALL
