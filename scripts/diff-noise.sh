@@ -30,26 +30,14 @@ out="${DIFF_NOISE_OUT:-target/diff-noise}"
 mkdir -p "$out"
 cargo build --release --quiet -p tickwheel-loadgen
 bin="${CARGO_TARGET_DIR:-target}/release/tickwheel-loadgen"
-hog_pids=()
-start_hog() {
-  for _ in $(seq 1 "$hog"); do
-    timeout "$hog_secs" sh -c 'while :; do :; done' &
-    hog_pids+=("$!")
-  done
-}
-stop_hog() {
-  for pid in ${hog_pids[@]+"${hog_pids[@]}"}; do
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  hog_pids=()
-}
-trap stop_hog EXIT
+export HOG_SECS="$hog_secs"
+# shellcheck source=hog.sh
+source scripts/hog.sh
 # run NAME HOGGED [FLAGS...]: one `compare --repeat 5` into $out/NAME.
 run() {
   local name="$1" hogged="$2"
   shift 2
-  [ "$hogged" = yes ] && start_hog
+  [ "$hogged" = yes ] && start_hog "$hog"
   "$bin" compare --repeat 5 --duration "$duration" --out "$out/$name" "$@" >"$out/$name.txt" 2>&1
   stop_hog
 }

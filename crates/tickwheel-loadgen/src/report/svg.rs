@@ -5,10 +5,12 @@
 //!   y axis the lateness (ms/µs/ns). Lower is better. The legend gives each line's n, p99.9 and
 //!   max; the part of a line that rests on fewer than 10 samples (the far tail) is drawn
 //!   dotted and thin, with a ring where it starts.
-//! - `cost.svg`: the cost of each operation, grouped by operation with one bar per
-//!   implementation: the bar is the median, the whisker the 99th percentile, on a log scale,
-//!   each median labelled above its whisker. A median below the cost clock's resolution is an
-//!   outlined bar up to the resolution line, labelled `<1ns`. Lower is better.
+//! - `cost.svg`: horizontal bars, each one figure on a linear axis from 0 and labelled just
+//!   past its end. On top, each implementation's time inside the timer as a share of one core
+//!   at the workload's rate; below, one panel per operation (insert, cancel, reset, fire) with
+//!   its median cost per call from the cost runs, each panel on its own axis. A median below
+//!   what the runs resolve is an outlined bar up to that resolution, labelled `<…`. Lower is
+//!   better.
 
 use std::fmt::Write as _;
 
@@ -37,9 +39,14 @@ fn escape(text: &str) -> String {
 }
 
 fn header(out: &mut String, title: &str, subtitle: &str) {
+    header_sized(out, HEIGHT, title, subtitle);
+}
+
+/// [`header`] for a plot `height` tall.
+fn header_sized(out: &mut String, height: f64, title: &str, subtitle: &str) {
     let _ = writeln!(
         out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">"#
     );
     let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(
@@ -239,17 +246,12 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)]) -> S
     {
         let lx = LEFT + plot_w + 16.0;
         let ly = TOP + 20.0 + series.len() as f64 * 56.0 + 6.0;
-        for (k, line) in [
-            "lateness = hand-over instant minus",
-            "intended deadline; deadlines round",
-            "up to the tick, so up to one tick",
-            "late is by design",
+        let meaning = lateness_notes(report);
+        let notes = meaning.iter().chain(&[
             "dotted: fewer than 10 samples",
             "beyond the point (o marks it)",
-        ]
-        .iter()
-        .enumerate()
-        {
+        ]);
+        for (k, line) in notes.enumerate() {
             let _ = writeln!(
                 out,
                 r##"<text x="{lx:.1}" y="{:.1}" font-size="11" fill="#666">{line}</text>"##,
@@ -269,6 +271,32 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)]) -> S
     out
 }
 
+/// What lateness means in this report, for the plot's notes, in lines of a legend's width.
+fn lateness_notes(report: &Report) -> [&'static str; 4] {
+    if report.workload.lateness == "ticks" {
+        [
+            "lateness = (poll tick minus",
+            "deadline tick) × tick: 0 for a",
+            "correct timer polled at every",
+            "next_deadline()",
+        ]
+    } else if report.command == "replay" {
+        [
+            "lateness = hand-over instant minus",
+            "the start of the deadline's tick",
+            "(a trace holds ticks); the trace's",
+            "polls set when timers can fire",
+        ]
+    } else {
+        [
+            "lateness = hand-over instant minus",
+            "intended deadline; deadlines round",
+            "up to the tick, so up to one tick",
+            "late is by design",
+        ]
+    }
+}
+
 fn trim_number(v: f64) -> String {
     let text = format!("{v:.3}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
@@ -279,169 +307,190 @@ fn trim_number(v: f64) -> String {
     }
 }
 
-/// The bar of one implementation and operation: the per-call median (from the cost runs, or
-/// the single calls where there are none), the resolution it was measured at, and the whisker
-/// (the single calls' p99), all in ns.
-fn bar(report: &Report, c: &CostJson) -> (f64, f64, f64) {
-    if c.runs_p50 > 0.0 {
-        (c.runs_p50, report.timing.run_resolution_ns, c.p99 as f64)
-    } else {
-        (
-            c.p50 as f64,
-            report.timing.resolution_ns.max(1.0),
-            c.p99 as f64,
-        )
-    }
+/// One panel's bar: the implementation, and its figure (`None`: not measured).
+type Bar = (String, Option<f64>);
+
+/// Rows of one [`panel`], and its size.
+const ROW: f64 = 22.0;
+const NAME_W: f64 = 120.0;
+const VALUE_W: f64 = 80.0;
+
+/// Height of a panel of `rows` bars: title, bars, axis labels.
+fn panel_height(rows: usize) -> f64 {
+    24.0 + rows as f64 * ROW + 22.0
 }
 
-/// Renders the cost plot from the report: per operation, a bar (median per call) and whisker
-/// (single calls' p99) per implementation, log scale.
-pub(crate) fn cost(report: &Report) -> String {
-    let ops = CostsJson::OPS;
-    let results = &report.results;
-    let bars: Vec<Vec<Option<(f64, f64, f64)>>> = results
+/// Draws one panel at (`x`, `y`), `w` wide: a title, then one horizontal bar per
+/// implementation on a linear axis from 0, each labelled with its value just past its end (off
+/// the data), and the axis's ticks below. A value below `floor` (what the figure resolves) is
+/// an outlined bar up to `floor`, labelled `<floor`.
+fn panel(
+    out: &mut String,
+    (x, y, w): (f64, f64, f64),
+    title: &str,
+    bars: &[Bar],
+    floor: f64,
+    fmt: &dyn Fn(f64) -> String,
+    tick: &dyn Fn(f64) -> String,
+) {
+    let _ = writeln!(
+        out,
+        r#"<text x="{x:.1}" y="{:.1}" font-size="13" font-weight="bold">{}</text>"#,
+        y + 14.0,
+        escape(title)
+    );
+    let top = y + 24.0;
+    let bar_x = x + NAME_W;
+    let bar_w = w - NAME_W - VALUE_W;
+    let max = bars
         .iter()
-        .map(|r| {
-            ops.iter()
-                .map(|op| r.cost.get(op).map(|c| bar(report, c)))
-                .collect()
-        })
-        .collect();
-    let top_value = bars
-        .iter()
-        .flatten()
-        .flatten()
-        .map(|&(p50, _, p99)| p50.max(p99))
-        .fold(10.0f64, f64::max);
-    // Log scale from 0.1 ns, with a decade of headroom above the tallest whisker for its label.
-    let floor_log = -1.0;
-    let decades = (top_value * 10.0).log10().ceil().max(2.0) - floor_log;
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM;
-    let py = |ns: f64| {
-        let log = ns.max(0.1).log10() - floor_log;
-        TOP + plot_h - (log / decades).clamp(0.0, 1.0) * plot_h
-    };
+        .filter_map(|(_, v)| *v)
+        .map(|v| v.max(floor))
+        .fold(0.0f64, f64::max);
+    let axis_max = nice_ceil(max);
+    let px = |v: f64| bar_x + (v / axis_max).clamp(0.0, 1.0) * bar_w;
+    let bottom = top + bars.len() as f64 * ROW;
+    for i in 0..=4 {
+        let v = axis_max * f64::from(i) / 4.0;
+        let gx = px(v);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{gx:.1}" y1="{top:.1}" x2="{gx:.1}" y2="{bottom:.1}" stroke="#ddd"/><text x="{gx:.1}" y="{:.1}" font-size="10" fill="#555" text-anchor="middle">{}</text>"##,
+            bottom + 13.0,
+            tick(v)
+        );
+    }
+    for (i, (name, value)) in bars.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let ry = top + i as f64 * ROW;
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{}</text>"#,
+            bar_x - 8.0,
+            ry + 15.0,
+            escape(name)
+        );
+        let Some(v) = *value else {
+            let _ = writeln!(
+                out,
+                r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#666">not measured</text>"##,
+                bar_x + 4.0,
+                ry + 15.0
+            );
+            continue;
+        };
+        let below = v < floor;
+        let end = px(if below { floor } else { v });
+        let fill = if below {
+            format!(r#"fill="white" stroke="{color}" stroke-width="1.5" stroke-dasharray="3 2""#)
+        } else {
+            format!(r#"fill="{color}" opacity="0.85""#)
+        };
+        let _ = writeln!(
+            out,
+            r#"<rect x="{bar_x:.1}" y="{:.1}" width="{:.1}" height="16" {fill}/>"#,
+            ry + 3.0,
+            (end - bar_x).max(0.5)
+        );
+        let label = if below {
+            format!("<{}", fmt(floor))
+        } else {
+            fmt(v)
+        };
+        let _ = writeln!(
+            out,
+            r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#111">{label}</text>"##,
+            end + 5.0,
+            ry + 15.0
+        );
+    }
+    let _ = writeln!(
+        out,
+        r##"<line x1="{bar_x:.1}" y1="{top:.1}" x2="{bar_x:.1}" y2="{bottom:.1}" stroke="#333"/>"##
+    );
+}
 
+/// Renders the cost plot from the report, every bar one figure on a linear axis from 0: on top,
+/// each implementation's time inside the timer as a share of one core at the workload's rate
+/// (what switching saves); below, per operation, its median cost per call from the cost runs
+/// (the single calls' median where a report has no cost runs).
+pub(crate) fn cost(report: &Report) -> String {
+    let results = &report.results;
+    let rows = results.len().max(1);
+    let height = TOP + panel_height(rows) + 16.0 + 2.0 * (panel_height(rows) + 12.0) + 20.0;
     let mut out = String::new();
-    header(
+    header_sized(
         &mut out,
+        height,
         &format!(
-            "Cost per operation — {} clock (lower is better)",
+            "Time inside the timer — {} clock (lower is better)",
             report.clock
         ),
-        &format!(
-            "bar: median per call ({} runs of {} calls, resolution {:.2}ns); whisker: p99 of \
-             single calls (resolution {}); outlined: below resolution",
-            report.timing.runs_per_op,
-            report.timing.calls_per_run,
+        &report.workload.describe(),
+    );
+    let width = WIDTH - 2.0 * 40.0;
+    let share: Vec<Bar> = results
+        .iter()
+        .map(|r| (r.label(), (r.core_share > 0.0).then_some(r.core_share)))
+        .collect();
+    panel(
+        &mut out,
+        (40.0, TOP, width),
+        "All calls: time inside the timer, % of one core (estimated: calls × mean cost per call)",
+        &share,
+        0.0,
+        &|v| format!("{} %", trim_number((v * 100.0).round() / 100.0)),
+        &|v| format!("{} %", trim_number(v)),
+    );
+    let runs = results.iter().any(|r| {
+        CostsJson::OPS
+            .iter()
+            .any(|op| r.cost.get(op).is_some_and(|c| c.runs_p50 > 0.0))
+    });
+    let (floor, source) = if runs {
+        (
             report.timing.run_resolution_ns,
-            human_ns(report.timing.resolution_ns)
-        ),
-    );
-    for k in 0..=decades as i32 {
-        let ns = 10f64.powi(k + floor_log as i32);
-        let y = py(ns);
-        let _ = writeln!(
-            out,
-            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{}</text>"##,
-            LEFT + plot_w,
-            LEFT - 6.0,
-            y + 4.0,
-            if ns < 1.0 {
-                format!("{ns}ns")
-            } else {
-                human_ns(ns)
-            }
-        );
-    }
+            format!(
+                "median of {} runs of {} identical calls",
+                report.timing.runs_per_op, report.timing.calls_per_run
+            ),
+        )
+    } else {
+        (
+            report.timing.resolution_ns.max(1.0),
+            "median single call".to_string(),
+        )
+    };
+    let half = (width - 40.0) / 2.0;
+    let first = TOP + panel_height(rows) + 16.0;
     let _ = writeln!(
         out,
-        r##"<rect x="{LEFT}" y="{TOP}" width="{plot_w:.1}" height="{plot_h:.1}" fill="none" stroke="#333"/>"##
+        r##"<text x="{WIDTH:.1}" y="{:.1}" font-size="11" fill="#555" text-anchor="end" dx="-40">per operation: {source}, on each panel's own axis</text>"##,
+        first - 4.0
     );
-    let _ = writeln!(
-        out,
-        r#"<text x="18" y="{:.1}" font-size="13" text-anchor="middle" transform="rotate(-90 18 {:.1})">cost per call (log scale)</text>"#,
-        TOP + plot_h / 2.0,
-        TOP + plot_h / 2.0
-    );
-    let group_w = plot_w / ops.len() as f64;
-    let n = results.len().max(1) as f64;
-    let bar_w = (group_w * 0.8 / n).min(48.0);
-    for (g, op) in ops.iter().enumerate() {
-        let gx = LEFT + group_w * g as f64;
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.1}" y="{:.1}" font-size="14" text-anchor="middle">{op}</text>"#,
-            gx + group_w / 2.0,
-            TOP + plot_h + 22.0
-        );
-        let start = gx + (group_w - bar_w * n) / 2.0;
-        for (i, per_op) in bars.iter().enumerate() {
-            let Some((p50, resolution, p99)) = per_op[g] else {
-                continue;
-            };
-            let color = COLORS[i % COLORS.len()];
-            let x = start + bar_w * i as f64;
-            let below = p50 < resolution;
-            let y50 = py(if below { resolution } else { p50 });
-            let y99 = py(p99).min(y50);
-            let floor = TOP + plot_h;
-            let fill = if below {
-                format!(
-                    r#"fill="white" stroke="{color}" stroke-width="1.5" stroke-dasharray="3 2""#
-                )
-            } else {
-                format!(r#"fill="{color}" opacity="0.85""#)
-            };
-            let _ = writeln!(
-                out,
-                r#"<rect x="{:.1}" y="{y50:.1}" width="{:.1}" height="{:.1}" {fill}/>"#,
-                x + 2.0,
-                bar_w - 4.0,
-                (floor - y50).max(0.5)
-            );
-            let cx = x + bar_w / 2.0;
-            let _ = writeln!(
-                out,
-                r##"<line x1="{cx:.1}" y1="{y50:.1}" x2="{cx:.1}" y2="{y99:.1}" stroke="#222" stroke-width="1.5"/><line x1="{:.1}" y1="{y99:.1}" x2="{:.1}" y2="{y99:.1}" stroke="#222" stroke-width="1.5"/>"##,
-                cx - 6.0,
-                cx + 6.0
-            );
-            // Vertical, starting above the whisker's cap, so no label crosses a whisker.
-            let ty = y99 - 6.0;
-            let label = if below {
-                format!("<{}", fine_ns(resolution))
-            } else {
-                fine_ns(p50)
-            };
-            let _ = writeln!(
-                out,
-                r##"<text x="{:.1}" y="{ty:.1}" font-size="10" fill="#111" transform="rotate(-90 {:.1} {ty:.1})">{label}</text>"##,
-                cx + 3.5,
-                cx + 3.5,
-            );
-        }
-    }
-    for (i, r) in results.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
-        let ly = TOP + 20.0 + i as f64 * 30.0;
-        let lx = LEFT + plot_w + 16.0;
-        let _ = writeln!(
-            out,
-            r#"<rect x="{lx:.1}" y="{:.1}" width="24" height="14" fill="{color}" opacity="0.85"/><text x="{:.1}" y="{:.1}" font-size="14" font-weight="bold">{}</text>"#,
-            ly - 11.0,
-            lx + 32.0,
-            ly + 1.0,
-            escape(&r.label())
+    for (k, op) in CostsJson::OPS.iter().enumerate() {
+        let bars: Vec<Bar> = results
+            .iter()
+            .map(|r| {
+                let value =
+                    r.cost
+                        .get(op)
+                        .map(|c: &CostJson| if runs { c.runs_p50 } else { c.p50 as f64 });
+                (r.label(), value)
+            })
+            .collect();
+        let x = 40.0 + (k % 2) as f64 * (half + 40.0);
+        let y = first + (k / 2) as f64 * (panel_height(rows) + 12.0);
+        panel(
+            &mut out,
+            (x, y, half),
+            &format!("{op}: ns per call"),
+            &bars,
+            floor,
+            &|v| fine_ns(v),
+            &|v| format!("{}ns", trim_number(v)),
         );
     }
-    let _ = writeln!(
-        out,
-        r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#444">label above whisker: median</text>"##,
-        LEFT + plot_w + 16.0,
-        TOP + 20.0 + n * 30.0 + 4.0
-    );
     out.push_str("</svg>\n");
     out
 }
@@ -462,5 +511,67 @@ mod tests {
         assert_eq!(nice_ceil(3.2), 5.0);
         assert_eq!(nice_ceil(1.0), 1.0);
         assert_eq!(nice_ceil(1200.0), 2000.0);
+    }
+
+    /// The golden report with its implementations' core shares and insert medians set.
+    fn report(shares: [f64; 4], inserts: [f64; 4]) -> Report {
+        let text = include_str!("../../tests/golden/diff-base.json");
+        let mut r: Report = serde_json::from_str(text).unwrap();
+        assert_eq!(r.results.len(), 4);
+        for (i, res) in r.results.iter_mut().enumerate() {
+            res.core_share = shares[i];
+            res.cost.insert.runs_p50 = inserts[i];
+        }
+        r
+    }
+
+    /// Every solid bar (`x`, `width`) with the x of the label drawn after it, in order.
+    fn bars(svg: &str) -> Vec<(f64, f64, f64)> {
+        let attr = |line: &str, name: &str| -> f64 {
+            let at = line.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+            line[at..].split('"').next().unwrap().parse().unwrap()
+        };
+        let lines: Vec<&str> = svg.lines().collect();
+        lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with("<rect ") && l.contains(r#"height="16""#))
+            .map(|(i, l)| (attr(l, "x"), attr(l, "width"), attr(lines[i + 1], "x")))
+            .collect()
+    }
+
+    #[test]
+    fn cost_bars_are_linear_from_zero_with_labels_past_their_ends() {
+        let svg = cost(&report([1.0, 2.0, 3.0, 4.0], [10.0, 20.0, 30.0, 40.0]));
+        let bars = bars(&svg);
+        // Five panels of four bars: the core share, then insert, cancel, reset, fire.
+        assert_eq!(bars.len(), 20, "{svg}");
+        for (x, w, label) in &bars {
+            assert!(label > &(x + w), "a label on its bar: {x} {w} {label}");
+        }
+        // Linear from 0: widths in proportion to the values, in the share and insert panels.
+        for panel in [&bars[0..4], &bars[4..8]] {
+            let unit = panel[0].1;
+            for (k, (_, w, _)) in panel.iter().enumerate() {
+                assert!((w - unit * (k + 1) as f64).abs() < 0.5, "{panel:?}");
+            }
+        }
+        assert!(
+            svg.contains(">4 %</text>") && svg.contains(">40.0ns</text>"),
+            "{svg}"
+        );
+        // One figure per mark: no whiskers, no log scale.
+        assert!(!svg.contains("whisker") && !svg.contains("log scale"));
+    }
+
+    #[test]
+    fn lateness_notes_say_what_each_view_measures() {
+        let mut r = report([1.0; 4], [1.0; 4]);
+        assert!(lateness_notes(&r).join(" ").contains("up to one tick"));
+        r.command = "replay".into();
+        let replay = lateness_notes(&r).join(" ");
+        assert!(replay.contains("start of the deadline's tick") && !replay.contains("one tick"));
+        r.workload.lateness = "ticks".into();
+        assert!(lateness_notes(&r).join(" ").contains("poll tick"));
     }
 }
