@@ -472,10 +472,10 @@ pub(crate) fn cost(report: &Report) -> String {
         let bars: Vec<Bar> = results
             .iter()
             .map(|r| {
-                let value =
-                    r.cost
-                        .get(op)
-                        .map(|c: &CostJson| if runs { c.runs_p50 } else { c.p50 as f64 });
+                let value = r
+                    .cost
+                    .get(op)
+                    .map(|c: &CostJson| if runs { c.runs_p50 } else { c.p50 as f64 });
                 (r.label(), value)
             })
             .collect();
