@@ -171,17 +171,29 @@ fn replay(
     let context = Context::start(repeat);
     let clock = CallClock::new();
     let mut runs: Vec<Vec<Outcome>> = kinds.iter().map(|_| Vec::new()).collect();
+    // As in `compare`: with two replays or more (and `--lateness loop`), each call's fastest
+    // cost is kept, and a charged pass gives the headline lateness, the timer's own.
+    let charged = view == config::LatenessView::Loop && repeat >= 2;
+    let mut logs: Vec<Option<CallCosts>> =
+        kinds.iter().map(|_| charged.then(CallCosts::new)).collect();
     for _ in 0..repeat {
-        for (&kind, reps) in kinds.iter().zip(&mut runs) {
-            let c = &checked;
-            reps.push(match kind {
-                Kind::Hashed => replay::replay::<HashedWheel<u64>>(trace, c, view, &clock)?,
-                Kind::Hierarchical => {
-                    replay::replay::<HierarchicalWheel<u64>>(trace, c, view, &clock)?
-                }
-                Kind::IndexedHeap => replay::replay::<IndexedHeap<u64>>(trace, c, view, &clock)?,
-                Kind::LazyHeap => replay::replay::<LazyHeap<u64>>(trace, c, view, &clock)?,
-            });
+        for (slot, &kind) in kinds.iter().enumerate() {
+            let log = logs[slot].take();
+            let mut outcome = replay_kind(kind, trace, &checked, view, &clock, log)?;
+            logs[slot] = outcome.call_costs.take();
+            let held: u64 = logs.iter().flatten().map(CallCosts::bytes).sum();
+            outcome.peak_rss_bytes = outcome.peak_rss_bytes.map(|b| b.saturating_sub(held));
+            runs[slot].push(outcome);
+        }
+    }
+    let mut runs = representatives(runs);
+    for (slot, &kind) in kinds.iter().enumerate() {
+        if let Some(log) = logs[slot].take() {
+            let calls = log.runs();
+            let pass = replay_kind(kind, trace, &checked, view, &clock, Some(log.charging()))?;
+            let (reps, representative) = &mut runs[slot];
+            let min_cost = min_cost(kind, repeat, calls, pass, reps, true)?;
+            reps[*representative].min_cost = Some(min_cost);
         }
     }
     let workload = report::json::WorkloadJson {
@@ -199,7 +211,6 @@ fn replay(
         profile: None,
         trace: Some(checked.json.clone()),
     };
-    let runs = representatives(runs);
     let mut report = Report::assemble("replay", "virtual", workload, repeat, &runs, &clock);
     report.context = Some(context.finish());
     finish(&mut report, &thresholds, &runs, &args.out)?;
@@ -337,6 +348,23 @@ fn charged_pass(
 ) -> Result<MinCost, Error> {
     let runs = log.runs();
     let pass = drive_kind(kind, config, None, None, Some(log.charging()), clock, bar)?;
+    let shown = config.lateness_costs == LatenessCosts::Min;
+    min_cost(kind, config.repeat, runs, pass, reps, shown)
+}
+
+/// The charged pass `pass` as `kind`'s min-cost lateness, once it is checked to have made the
+/// same calls as the `repeat` repetitions `reps` its log noted (`runs` of them).
+///
+/// # Errors
+/// [`Error::Contract`] when it made other calls, or the log saw another number of runs.
+fn min_cost(
+    kind: Kind,
+    repeat: u32,
+    runs: u32,
+    pass: Outcome,
+    reps: &[Outcome],
+    shown: bool,
+) -> Result<MinCost, Error> {
     let key = |o: &Outcome| {
         [
             o.arrivals,
@@ -347,14 +375,15 @@ fn charged_pass(
             o.fired,
             o.idle_fired,
             o.request_fired,
+            o.drained,
             o.timer_calls,
         ]
     };
-    if runs != config.repeat || reps.iter().any(|r| key(r) != key(&pass)) {
+    if runs != repeat || reps.iter().any(|r| key(r) != key(&pass)) {
         return Err(Error::Contract(format!(
             "{}: the charged pass made other calls than the {} repetitions it was charged from \
              (arrivals, scheduled, cancelled, late responses, reset, fired, idle and request \
-             fires, calls: {:?} vs {:?})",
+             fires, drained, calls: {:?} vs {:?})",
             kind.name(),
             runs,
             key(&pass),
@@ -364,8 +393,26 @@ fn charged_pass(
     Ok(MinCost {
         lateness: pass.lateness,
         lateness_intervals: pass.lateness_intervals,
-        shown: config.lateness_costs == LatenessCosts::Min,
+        shown,
     })
+}
+
+/// [`replay::replay`] on `kind`'s concrete type.
+fn replay_kind(
+    kind: Kind,
+    trace: &std::path::Path,
+    checked: &replay::Checked,
+    view: config::LatenessView,
+    clock: &CallClock,
+    costs: Option<CallCosts>,
+) -> Result<Outcome, Error> {
+    let (t, c) = (trace, checked);
+    match kind {
+        Kind::Hashed => replay::replay::<HashedWheel<u64>>(t, c, view, clock, costs),
+        Kind::Hierarchical => replay::replay::<HierarchicalWheel<u64>>(t, c, view, clock, costs),
+        Kind::IndexedHeap => replay::replay::<IndexedHeap<u64>>(t, c, view, clock, costs),
+        Kind::LazyHeap => replay::replay::<LazyHeap<u64>>(t, c, view, clock, costs),
+    }
 }
 
 /// Each implementation's repetitions, and its representative one, whose histograms the files

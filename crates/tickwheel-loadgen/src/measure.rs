@@ -531,7 +531,8 @@ impl CallCosts {
         };
         if made != self.len || self.calls.is_some_and(|c| c != calls) {
             return Err(Error::Contract(format!(
-                "{pass} made {made} timer calls ({calls:?}), the first repetition {} ({:?}):                  the run is not deterministic, so no call can be charged its minimum cost",
+                "{pass} made {made} timer calls ({calls:?}), the first repetition {} ({:?}): \
+                 the run is not deterministic, so no call can be charged its minimum cost",
                 self.len, self.calls
             )));
         }

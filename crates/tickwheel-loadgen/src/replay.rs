@@ -28,7 +28,7 @@ use tickwheel::{FromOptions, Options, Tick, Timer, TimerKey};
 use crate::config::{Clock, LatenessView};
 use crate::counter::CallClock;
 use crate::error::Error;
-use crate::measure::{Hist, Intervals, Probe, LATENESS_MAX};
+use crate::measure::{CallCosts, Hist, Intervals, Probe, LATENESS_MAX};
 use crate::outcome::Outcome;
 use crate::report::json::TraceJson;
 
@@ -99,17 +99,22 @@ pub(crate) fn validate(path: &Path) -> Result<Checked, Error> {
     })
 }
 
-/// Replays the trace at `path`, already [validated](validate) as `checked`, on a fresh `X`.
+/// Replays the trace at `path`, already [validated](validate) as `checked`, on a fresh `X`,
+/// every call's cost noted in (or, in a charged pass, charged from) `costs`, as in the
+/// virtual-clock driver: the trace fixes the calls, so call `i` is the same call in every
+/// replay of it.
 ///
 /// # Errors
 /// [`Error::Input`] for a trace that cannot be read (naming the byte offset);
-/// [`Error::Contract`] at the first call whose outcome differs from the record, or when the
-/// cost runs find the timer broken.
+/// [`Error::Contract`] at the first call whose outcome differs from the record, when the
+/// cost runs find the timer broken, or when the replay made other calls than the earlier ones
+/// of `costs`.
 pub(crate) fn replay<X: Timer<u64> + FromOptions>(
     path: &Path,
     checked: &Checked,
     view: LatenessView,
     clock: &CallClock,
+    costs: Option<CallCosts>,
 ) -> Result<Outcome, Error> {
     let wall = Instant::now();
     let started = SystemTime::now();
@@ -121,7 +126,8 @@ pub(crate) fn replay<X: Timer<u64> + FromOptions>(
     let timer = X::from_options(Options::new().start(header.start))
         .map_err(|e| Error::Input(e.to_string()))?;
     let name = timer.name();
-    let mut probe = Probe::new(timer, clock.clone(), run_time);
+    let mut probe = Probe::new(timer, clock.for_run(), run_time);
+    probe.costs = costs;
     let mut lateness = Hist::new(LATENESS_MAX);
     let mut lateness_intervals = Intervals::for_run(LATENESS_MAX, run_time);
     let mut keys: HashMap<u64, TimerKey> = HashMap::new();
@@ -227,9 +233,13 @@ pub(crate) fn replay<X: Timer<u64> + FromOptions>(
         }
         free_ns = free_ns.saturating_add(probe.take_spent_ns());
     }
+    let calls = probe.calls;
+    let mut call_costs = probe.costs.take();
+    if let Some(log) = &mut call_costs {
+        log.end_run(calls)?;
+    }
     let stats = probe.timer().stats();
     let busy = probe.estimated_busy();
-    let calls = probe.calls;
     // What the trace left due but never polled is overdue; the cost runs need nothing due.
     let mut overdue_at_end = 0u64;
     while let Some(e) = probe.timer_mut().poll(cursor) {
@@ -282,7 +292,7 @@ pub(crate) fn replay<X: Timer<u64> + FromOptions>(
         started,
         stats,
         slow_calls: probe.slow,
-        call_costs: None,
+        call_costs,
         min_cost: None,
     })
 }

@@ -705,6 +705,21 @@ fn diff_compares_replays_of_one_trace_and_refuses_other_workloads() {
     let first = replay_into(&trace, &a, &["--repeat", "2"]);
     let second = replay_into(&trace, &b, &["--repeat", "2"]);
     assert_eq!(first["workload"], second["workload"]);
+    // Two replays or more: the headline lateness is the charged pass's, as in `compare`, at
+    // most the lateness as measured, percentile by percentile.
+    assert_eq!(first["timing"]["lateness_costs"], "min");
+    for r in first["results"].as_array().unwrap() {
+        let (min, measured) = (&r["lateness_min_cost"], &r["lateness_measured"]);
+        assert_eq!(&r["lateness"], min, "{}", r["timer"]);
+        assert_eq!(min["count"], measured["count"]);
+        for p in ["p50", "p90", "p99", "p999"] {
+            assert!(
+                min[p].as_u64() <= measured[p].as_u64(),
+                "{} {p}",
+                r["timer"]
+            );
+        }
+    }
     let diff = run(&[
         "diff",
         a.join("report.json").to_str().unwrap(),
