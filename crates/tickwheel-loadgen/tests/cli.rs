@@ -708,6 +708,21 @@ fn diff_compares_replays_of_one_trace_and_refuses_other_workloads() {
     // Two replays or more: the headline lateness is the charged pass's, as in `compare`, at
     // most the lateness as measured, percentile by percentile.
     assert_eq!(first["timing"]["lateness_costs"], "min");
+    let shown = run(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--repeat",
+        "2",
+        "--out",
+        dir.path().join("shown").to_str().unwrap(),
+    ]);
+    let stdout = text(&shown.stdout);
+    assert!(
+        stdout.contains("lateness shown: min-cost")
+            && stdout.contains("report.json keeps the lateness as measured too")
+            && !stdout.contains("--lateness-costs"),
+        "{stdout}"
+    );
     for r in first["results"].as_array().unwrap() {
         let (min, measured) = (&r["lateness_min_cost"], &r["lateness_measured"]);
         assert_eq!(&r["lateness"], min, "{}", r["timer"]);

@@ -90,10 +90,16 @@ fn shown_lateness(report: &Report) -> String {
         return "lateness shown: in ticks, which no call cost changes".into();
     }
     if !results.is_empty() && results.iter().all(ResultJson::lateness_is_min_cost) {
+        // `replay` always shows the min-cost lateness; `compare` and `run` can show the other.
+        let other = if report.command == "replay" {
+            "report.json keeps the lateness as measured too"
+        } else {
+            "as measured: --lateness-costs measured; report.json keeps both"
+        };
         format!(
             "lateness shown: min-cost, the timer's own: a last pass of the same calls, each \
              charged its fastest of the {} repetitions, so the machine's preemptions are left out \
-             (as measured: --lateness-costs measured; report.json keeps both)",
+             ({other})",
             report.timing.repeat
         )
     } else if results.iter().any(|r| r.lateness_min_cost.is_some()) {
