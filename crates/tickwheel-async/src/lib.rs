@@ -28,10 +28,12 @@
 //! - **Never early.** A sleep completes no earlier than its deadline (rounded up to the
 //!   service's tick, 1 ms by default).
 //! - **Lazy.** Making a [`Sleep`] or a [`Timeout`] reads the clock and calls nothing on the
-//!   service. A sleep arms its timer at its first poll that would return `Pending`; a poll
-//!   that finds the deadline passed (by the service's clock) completes without arming. So a
-//!   sleep dropped unpolled, or a timeout whose future is ready at its first poll, costs no
-//!   timer at all.
+//!   service. A sleep arms its timer at its first poll that would return `Pending`. Its first
+//!   poll completes without arming when the deadline had passed when the sleep was made, or by
+//!   the service driver's latest turn; it reads no clock, so a deadline that passed in between
+//!   arms a timer at a past tick, which wakes the driver to fire it at once. So a sleep
+//!   dropped unpolled, or a timeout whose future is ready at its first poll, costs no timer at
+//!   all.
 //! - **Drop cancels.** Dropping an armed, pending [`Sleep`] (or [`Timeout`]) cancels its timer
 //!   at once: the service frees it, and nothing wakes the task after the drop.
 //! - **One winner.** A drop or a [`reset`](Sleep::reset) racing the fire either wins (the
@@ -48,10 +50,10 @@
 //! | operation | cost |
 //! |---|---|
 //! | make a `Sleep` or `Timeout` | one clock read and a handle clone (one atomic increment); no allocation, no service call |
-//! | first poll | one clock read and one atomic load (the shutdown flag); a deadline passed completes here, without a service call |
+//! | first poll | two atomic loads (the shutdown flag, the driver's latest tick); a deadline passed by then completes here, without a service call |
 //! | first poll that must wait | that, plus one slot allocation and one schedule on the service (one shard lock) |
 //! | later polls | one slot lock; a waker clone only when it changed |
-//! | `reset` | unarmed or completed: none; armed: one reset on the service (one shard lock) |
+//! | `reset` | armed: one reset on the service (one shard lock); unarmed or completed, or when that reset finds the timer fired: one clock read |
 //! | drop | unarmed or completed: none; armed: one cancel (one shard lock), and the slot is freed |
 //! | fire | the driver locks the slot and wakes its waker |
 //!
@@ -319,8 +321,12 @@ impl Handle {
     /// futures_executor::block_on(timers.handle().sleep(Duration::from_millis(2)));
     /// ```
     pub fn sleep(&self, duration: Duration) -> Sleep {
-        let tick = self.inner.clock().deadline_after(Instant::now(), duration);
-        Sleep::new(self.clone(), tick)
+        let (clock, now) = (self.inner.clock(), Instant::now());
+        Sleep::new(
+            self.clone(),
+            clock.deadline_after(now, duration),
+            clock.now_tick(now),
+        )
     }
 
     /// A sleep until `deadline` (done at its first poll, for a deadline already past).
@@ -333,8 +339,12 @@ impl Handle {
     /// assert!(Instant::now() >= at);
     /// ```
     pub fn sleep_until(&self, deadline: Instant) -> Sleep {
-        let tick = self.inner.clock().deadline_tick(deadline);
-        Sleep::new(self.clone(), tick)
+        let clock = self.inner.clock();
+        Sleep::new(
+            self.clone(),
+            clock.deadline_tick(deadline),
+            clock.now_tick(Instant::now()),
+        )
     }
 
     /// `future`, ended with `Err(`[`Elapsed`]`)` if it takes longer than `duration`.

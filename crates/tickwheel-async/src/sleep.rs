@@ -19,9 +19,11 @@ use crate::Handle;
 /// [`Handle`].
 ///
 /// **Lazy.** Making a `Sleep` reads the clock and nothing else: its timer is armed on the
-/// service at its first poll that would return `Pending`. A poll that finds the deadline
-/// passed (by the service's clock) completes without arming, and a `Sleep` dropped before that
-/// poll never touched the service. Once armed, dropping it cancels the timer at once: the
+/// service at its first poll that would return `Pending`. That poll reads no clock: it
+/// completes without arming when the deadline had passed when the sleep was made (or reset),
+/// or by the service driver's latest turn; a deadline that passed in between arms a timer at a
+/// past tick, which the driver fires at once. A `Sleep` dropped before its first poll never
+/// touched the service. Once armed, dropping it cancels the timer at once: the
 /// service frees it, and nothing wakes the task after the drop. A fired timer wakes the waker
 /// of the latest poll. `Sleep` is `Unpin`.
 ///
@@ -47,8 +49,9 @@ pub struct Sleep {
 
 /// Where a [`Sleep`] is.
 enum State {
-    /// Not armed: the service knows nothing of it.
-    Unarmed,
+    /// Not armed: the service knows nothing of it. The tick is one the clock had reached when
+    /// the sleep was made (or reset): a deadline at or before it has passed.
+    Unarmed(Tick),
     /// Armed: the service holds `slot` under the key.
     Armed(Arc<Slot>, ServiceKey),
     /// Completed at its deadline.
@@ -58,12 +61,12 @@ enum State {
 }
 
 impl Sleep {
-    /// An unarmed sleep until `tick`.
-    pub(crate) fn new(handle: Handle, tick: Tick) -> Self {
+    /// An unarmed sleep until `tick`, made when the clock was at `now` (in ticks).
+    pub(crate) fn new(handle: Handle, tick: Tick, now: Tick) -> Self {
         Self {
             handle,
             tick,
-            state: State::Unarmed,
+            state: State::Unarmed(now),
         }
     }
 
@@ -138,7 +141,8 @@ impl Sleep {
             // delivery in flight may still finish the slot, so detach it first.
             slot.forget();
         }
-        self.state = State::Unarmed;
+        let now = self.handle.inner.clock().now_tick(Instant::now());
+        self.state = State::Unarmed(now);
     }
 
     /// This sleep as a future that returns `Err` instead of panicking when its timer cannot
@@ -162,7 +166,7 @@ impl Sleep {
         let done = match &self.state {
             State::Elapsed => return Poll::Ready(Ok(())),
             State::Failed(e) => return Poll::Ready(Err(*e)),
-            State::Unarmed => return self.arm(cx),
+            State::Unarmed(now) => return self.arm(cx, *now),
             State::Armed(slot, _) => match slot.poll(cx) {
                 None => return Poll::Pending,
                 Some(done) => done,
@@ -176,12 +180,15 @@ impl Sleep {
         Poll::Ready(out)
     }
 
-    /// The first poll of an unarmed sleep: completes if the deadline passed, else arms.
-    fn arm(&mut self, cx: &Context<'_>) -> Poll<Result<(), Error>> {
+    /// The first poll of an unarmed sleep made at tick `made`: completes if the deadline had
+    /// passed then, or by the driver's latest turn, else arms. No clock read: a deadline that
+    /// passed since then arms a timer at a past tick, which wakes the driver to fire it at
+    /// once.
+    fn arm(&mut self, cx: &Context<'_>, made: Tick) -> Poll<Result<(), Error>> {
         let service = &self.handle.inner;
         let (state, out) = if service.is_shutdown() {
             (State::Failed(Error::Shutdown), Err(Error::Shutdown))
-        } else if service.clock().now_tick(Instant::now()) >= self.tick {
+        } else if made.max(service.last_turn_tick()) >= self.tick {
             (State::Elapsed, Ok(()))
         } else {
             // The waker is in the slot before the timer is scheduled: a fire at once finds it.
@@ -231,7 +238,7 @@ impl Drop for Sleep {
 impl std::fmt::Debug for Sleep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = match &self.state {
-            State::Unarmed => "unarmed",
+            State::Unarmed(_) => "unarmed",
             State::Armed(..) => "armed",
             State::Elapsed => "elapsed",
             State::Failed(_) => "failed",

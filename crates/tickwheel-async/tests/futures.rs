@@ -434,6 +434,36 @@ fn only_a_poll_that_waits_schedules_a_timer() {
     assert_eq!(h.pending(), 0);
 }
 
+/// A first poll reads no clock: a deadline that passed after the sleep was made, while the
+/// driver slept, arms a timer at a past tick, and the driver, woken for it, fires it at once.
+/// It completes, and never early.
+#[test]
+fn a_deadline_passed_since_the_sleep_was_made_fires_at_once() {
+    let timers = AsyncTimers::new().unwrap();
+    let h = timers.handle();
+    for _ in 0..20 {
+        let before = h.stats().scheduled;
+        let sleep = h.sleep(Duration::from_millis(2));
+        let at = sleep.deadline().unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        let start = Instant::now();
+        futures_executor::block_on(sleep);
+        assert!(Instant::now() >= at);
+        // Armed (the driver had no turn since) or not (it had): either way, done promptly.
+        assert!(h.stats().scheduled - before <= 1);
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+    assert!(
+        h.stats().scheduled >= 1,
+        "no sleep armed: the test saw no passed deadline"
+    );
+    assert_eq!(h.pending(), 0);
+}
+
 /// A reset after the timer fired leaves the sleep unarmed until its next poll, which waits
 /// for the new deadline on a new timer.
 #[test]

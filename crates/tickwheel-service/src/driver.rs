@@ -95,6 +95,7 @@ impl<T, X: Timer<T>> Driver<T, X> {
         // Only the driver writes it: a plain load and store, no read-modify-write.
         let turns = shared.turns.load(Ordering::Relaxed);
         shared.turns.store(turns + 1, Ordering::Relaxed);
+        shared.turned.fetch_max(tick, Ordering::Relaxed);
         self.batch.clear();
         for (i, shard) in shared.shards.iter().enumerate() {
             let before = self.batch.len();

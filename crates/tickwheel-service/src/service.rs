@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::ops::Deref;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -305,6 +306,27 @@ impl<T, X: Timer<T>> TimerHandle<T, X> {
     #[must_use]
     pub fn clock(&self) -> TickClock {
         self.shared.clock
+    }
+
+    /// The latest tick a turn of the driver polled at, 0 before the first: the clock has
+    /// reached its start, so every deadline that rounds up to it or an earlier tick has passed.
+    /// A lower bound on [`TickClock::now_tick`] that costs one atomic load instead of a clock
+    /// read; an idle driver sleeps until its next deadline, so it can lag the clock by that
+    /// much.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickwheel_service::{Builder, Delivery};
+    /// let (delivery, _fired) = Delivery::<()>::channel();
+    /// let mut driver = Builder::new().build_manual(delivery).unwrap();
+    /// let handle = driver.handle();
+    /// assert_eq!(handle.last_turn_tick(), 0);
+    /// driver.turn(driver.clock().origin() + Duration::from_millis(7));
+    /// assert_eq!(handle.last_turn_tick(), 7);
+    /// ```
+    #[must_use]
+    pub fn last_turn_tick(&self) -> Tick {
+        self.shared.turned.load(Ordering::Relaxed)
     }
 
     /// Whether the service was shut down (then every call fails with a `Shutdown` error).

@@ -107,6 +107,9 @@ pub(crate) struct Shared<T, X> {
     /// Written by the driver only.
     pub(crate) empty_wakeups: AtomicU64,
     pub(crate) turns: AtomicU64,
+    /// The latest tick a driver turn polled at (0 before the first): the clock has reached
+    /// its start. Only raised.
+    pub(crate) turned: AtomicU64,
     /// Lateness in µs; written by the driver once per batch.
     pub(crate) lateness: Mutex<Histogram<u64>>,
     _payload: PhantomData<fn(T) -> T>,
@@ -155,6 +158,7 @@ impl<T, X: Timer<T>> Shared<T, X> {
             rejected: AtomicU64::new(0),
             undelivered: AtomicU64::new(0),
             wakeups: AtomicU64::new(0),
+            turned: AtomicU64::new(0),
             empty_wakeups: AtomicU64::new(0),
             turns: AtomicU64::new(0),
             lateness: Mutex::new(new_lateness_histogram()),
