@@ -112,7 +112,7 @@ impl TickClock {
     #[must_use]
     pub fn now_tick(&self, now: Instant) -> Tick {
         let since = now.saturating_duration_since(self.origin).as_nanos();
-        saturate(since / u128::from(self.resolution_ns))
+        ticks_floor(since, self.resolution_ns)
     }
 
     /// The tick at which a timer due at `deadline` may fire: rounds **up**, saturating at
@@ -128,7 +128,7 @@ impl TickClock {
     #[must_use]
     pub fn deadline_tick(&self, deadline: Instant) -> Tick {
         let since = deadline.saturating_duration_since(self.origin).as_nanos();
-        saturate(since.div_ceil(u128::from(self.resolution_ns)))
+        ticks_ceil(since, self.resolution_ns)
     }
 
     /// The deadline tick for a timer set `after` a delay from `now`: `deadline_tick(now +
@@ -148,7 +148,7 @@ impl TickClock {
             Some(since) => since.as_nanos().saturating_add(after),
             None => after.saturating_sub((self.origin - now).as_nanos()),
         };
-        saturate(total.div_ceil(u128::from(self.resolution_ns)))
+        ticks_ceil(total, self.resolution_ns)
     }
 
     /// The number of whole ticks covering `duration`, rounded up.
@@ -160,7 +160,7 @@ impl TickClock {
     /// ```
     #[must_use]
     pub fn ticks_ceil(&self, duration: Duration) -> Tick {
-        saturate(duration.as_nanos().div_ceil(u128::from(self.resolution_ns)))
+        ticks_ceil(duration.as_nanos(), self.resolution_ns)
     }
 
     /// The instant at which `tick` begins, or `None` if that lies beyond what `Instant` can
@@ -183,6 +183,26 @@ impl TickClock {
 
 fn saturate(ticks: u128) -> Tick {
     u64::try_from(ticks).unwrap_or(u64::MAX)
+}
+
+/// `ns / resolution`, rounded down and saturating. A span under 584 years fits `u64`, and then
+/// one 64-bit division does it: a 128-bit one is a library call several times slower, and
+/// the async sleeps divide on every sleep made.
+#[inline]
+fn ticks_floor(ns: u128, resolution: u64) -> Tick {
+    match u64::try_from(ns) {
+        Ok(ns) => ns / resolution,
+        Err(_) => saturate(ns / u128::from(resolution)),
+    }
+}
+
+/// `ns / resolution`, rounded up and saturating; see [`ticks_floor`].
+#[inline]
+fn ticks_ceil(ns: u128, resolution: u64) -> Tick {
+    match u64::try_from(ns) {
+        Ok(ns) => ns.div_ceil(resolution),
+        Err(_) => saturate(ns.div_ceil(u128::from(resolution))),
+    }
 }
 
 #[cfg(test)]
