@@ -12,7 +12,8 @@
 #   b's heap result renamed to the hierarchical wheel's (another timer under the same name)
 #                                               (a -> b'): flagged, exit 1, is right.
 # Usage: scripts/diff-noise.sh [PAIRS] [DURATION] [HOG]
-#   defaults: 20 pairs of 5s runs, 2 hog threads: about 15 minutes on 2 cores.
+#   defaults: 20 pairs of 10s runs (the CI recipe's), 2 hog threads: about 31 minutes on 2
+#   cores.
 #   HOG: busy-looping threads (`sh` loops), as another tenant's load: 2 on a 2-core machine
 #        puts every measured call next to a CPU hog; 0 runs the candidates on the machine as it
 #        is. The script starts them before each candidate run and stops them after it; each is
@@ -23,7 +24,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs="${1:-20}"
-duration="${2:-5s}"
+duration="${2:-10s}"
 hog="${3:-2}"
 hog_secs="${DIFF_NOISE_HOG_SECS:-600}"
 out="${DIFF_NOISE_OUT:-target/diff-noise}"
