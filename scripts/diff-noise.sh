@@ -46,6 +46,12 @@ run() {
 verdicts() {
   grep '^verdict' "$1" | sed 's/^verdict \([^:]*\): \([A-Za-z]*\).*/\1 \2/' | tr '\n' ' '
 }
+# diff_into A B FILE: the exit status of `diff A B`, its output kept in FILE.
+diff_into() {
+  local status=0
+  "$bin" diff "$1" "$2" >"$3" || status=$?
+  echo "$status"
+}
 clean=0 reverse=0 slow=0 swapped=0
 for i in $(seq 1 "$pairs"); do
   run "${i}a" no
@@ -60,16 +66,10 @@ heap["timer"] = "hierarchical"
 swap["results"] = [heap]
 json.dump(swap, open(base + "-swap.json", "w"))
 PY
-  # diff A B NAME: exit status of `diff A B`, output kept in $out/$i-NAME.diff.
-  diff_into() {
-    local status=0
-    "$bin" diff "$1" "$2" >"$out/$i-$3.diff" || status=$?
-    echo "$status"
-  }
-  s_same=$(diff_into "$out/${i}a/report.json" "$out/${i}b/report.json" same)
-  s_rev=$(diff_into "$out/${i}b/report.json" "$out/${i}a/report.json" reverse)
-  s_slow=$(diff_into "$out/${i}a/report.json" "$out/${i}c/report.json" slow)
-  s_swap=$(diff_into "$out/${i}a/report.json" "$out/$i-swap.json" swap)
+  s_same=$(diff_into "$out/${i}a/report.json" "$out/${i}b/report.json" "$out/$i-same.diff")
+  s_rev=$(diff_into "$out/${i}b/report.json" "$out/${i}a/report.json" "$out/$i-reverse.diff")
+  s_slow=$(diff_into "$out/${i}a/report.json" "$out/${i}c/report.json" "$out/$i-slow.diff")
+  s_swap=$(diff_into "$out/${i}a/report.json" "$out/$i-swap.json" "$out/$i-swap.diff")
   [ "$s_same" = 0 ] && clean=$((clean + 1))
   [ "$s_rev" = 0 ] && reverse=$((reverse + 1))
   [ "$s_slow" = 1 ] && slow=$((slow + 1))

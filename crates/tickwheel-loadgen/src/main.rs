@@ -170,32 +170,12 @@ fn replay(
     config::check_writable(&args.out)?;
     let context = Context::start(repeat);
     let clock = CallClock::new();
-    let mut runs: Vec<Vec<Outcome>> = kinds.iter().map(|_| Vec::new()).collect();
-    // As in `compare`: with two replays or more (and `--lateness loop`), each call's fastest
-    // cost is kept, and a charged pass gives the headline lateness, the timer's own.
+    // As in `compare`: with two replays or more (and `--lateness loop`), a charged pass gives
+    // the headline lateness, the timer's own.
     let charged = view == config::LatenessView::Loop && repeat >= 2;
-    let mut logs: Vec<Option<CallCosts>> =
-        kinds.iter().map(|_| charged.then(CallCosts::new)).collect();
-    for _ in 0..repeat {
-        for (slot, &kind) in kinds.iter().enumerate() {
-            let log = logs[slot].take();
-            let mut outcome = replay_kind(kind, trace, &checked, view, &clock, log)?;
-            logs[slot] = outcome.call_costs.take();
-            let held: u64 = logs.iter().flatten().map(CallCosts::bytes).sum();
-            outcome.peak_rss_bytes = outcome.peak_rss_bytes.map(|b| b.saturating_sub(held));
-            runs[slot].push(outcome);
-        }
-    }
-    let mut runs = representatives(runs);
-    for (slot, &kind) in kinds.iter().enumerate() {
-        if let Some(log) = logs[slot].take() {
-            let calls = log.runs();
-            let pass = replay_kind(kind, trace, &checked, view, &clock, Some(log.charging()))?;
-            let (reps, representative) = &mut runs[slot];
-            let min_cost = min_cost(kind, repeat, calls, pass, reps, true)?;
-            reps[*representative].min_cost = Some(min_cost);
-        }
-    }
+    let runs = repetitions(&kinds, repeat, charged, true, |slot, _, log| {
+        replay_kind(kinds[slot], trace, &checked, view, &clock, log)
+    })?;
     let workload = report::json::WorkloadJson {
         connections: 0,
         rate: 0.0,
@@ -273,36 +253,22 @@ fn load_report(config: &Config) -> Result<Report, Error> {
         .iter()
         .flat_map(|&kind| threads.iter().map(move |&t| (kind, t)))
         .collect();
-    let mut runs: Vec<Vec<Outcome>> = slots.iter().map(|_| Vec::new()).collect();
-    // Per slot, every call's cost at its fastest repetition so far, for the charged pass.
-    let mut logs: Vec<Option<CallCosts>> = slots
-        .iter()
-        .map(|_| config.charged_pass().then(CallCosts::new))
-        .collect();
-    for rep in 0..config.repeat {
-        for (slot, &(kind, threads)) in slots.iter().enumerate() {
-            let bar = progress_bar(config, kind, threads, Some(rep));
-            let record = config.record.as_deref().filter(|_| rep == 0);
-            let log = logs[slot].take();
-            let mut outcome = drive_kind(kind, config, threads, record, log, &clock, &bar)?;
+    let kinds: Vec<Kind> = slots.iter().map(|&(kind, _)| kind).collect();
+    let shown = config.lateness_costs == LatenessCosts::Min;
+    let runs = repetitions(
+        &kinds,
+        config.repeat,
+        config.charged_pass(),
+        shown,
+        |slot, rep, log| {
+            let (kind, threads) = slots[slot];
+            let bar = progress_bar(config, kind, threads, rep);
+            let record = config.record.as_deref().filter(|_| rep == Some(0));
+            let outcome = drive_kind(kind, config, threads, record, log, &clock, &bar);
             bar.finish_and_clear();
-            logs[slot] = outcome.call_costs.take();
-            // The logs are the tool's own memory, not the timer's: left out of its peak RSS.
-            let held: u64 = logs.iter().flatten().map(CallCosts::bytes).sum();
-            outcome.peak_rss_bytes = outcome.peak_rss_bytes.map(|b| b.saturating_sub(held));
-            runs[slot].push(outcome);
-        }
-    }
-    let mut runs = representatives(runs);
-    for (slot, &(kind, threads)) in slots.iter().enumerate() {
-        if let Some(log) = logs[slot].take() {
-            let (reps, representative) = &mut runs[slot];
-            let bar = progress_bar(config, kind, threads, None);
-            let min_cost = charged_pass(kind, config, log, reps, &clock, &bar)?;
-            bar.finish_and_clear();
-            reps[*representative].min_cost = Some(min_cost);
-        }
-    }
+            outcome
+        },
+    )?;
     let mut report = Report::new(config, &runs, &clock);
     report.context = Some(context.finish());
     finish(&mut report, &config.thresholds, &runs, &config.out)?;
@@ -331,25 +297,46 @@ fn drive_kind(
     }
 }
 
-/// The charged pass of `kind` (see [`virtual_clock`]): the workload once more, each call
-/// charged its minimum cost over `reps` from `log`.
+/// Every slot's `repeat` runs, interleaved (all slots once, then again, ...): `run(slot,
+/// Some(rep), log)`. With `charged`, each run notes its calls' costs in its slot's log, kept at
+/// each call's fastest repetition, and then each slot's charged pass (see [`virtual_clock`]),
+/// `run(slot, None, log)` with the log charging, gives its representative repetition the
+/// min-cost lateness (the headline when `shown`). `kinds` names each slot's implementation.
 ///
 /// # Errors
-/// [`Error::Contract`] when the pass makes other calls than the repetitions (their number and
-/// kinds, checked by the log; the outcome's counts, checked here): the minimum costs would then
-/// be charged to the wrong calls.
-fn charged_pass(
-    kind: Kind,
-    config: &Config,
-    log: CallCosts,
-    reps: &[Outcome],
-    clock: &CallClock,
-    bar: &ProgressBar,
-) -> Result<MinCost, Error> {
-    let runs = log.runs();
-    let pass = drive_kind(kind, config, None, None, Some(log.charging()), clock, bar)?;
-    let shown = config.lateness_costs == LatenessCosts::Min;
-    min_cost(kind, config.repeat, runs, pass, reps, shown)
+/// What `run` returns; [`Error::Contract`] when a charged pass makes other calls than the
+/// repetitions (see [`min_cost`]).
+fn repetitions(
+    kinds: &[Kind],
+    repeat: u32,
+    charged: bool,
+    shown: bool,
+    mut run: impl FnMut(usize, Option<u32>, Option<CallCosts>) -> Result<Outcome, Error>,
+) -> Result<Vec<(Vec<Outcome>, usize)>, Error> {
+    let mut runs: Vec<Vec<Outcome>> = kinds.iter().map(|_| Vec::new()).collect();
+    let mut logs: Vec<Option<CallCosts>> =
+        kinds.iter().map(|_| charged.then(CallCosts::new)).collect();
+    for rep in 0..repeat {
+        for slot in 0..kinds.len() {
+            let mut outcome = run(slot, Some(rep), logs[slot].take())?;
+            logs[slot] = outcome.call_costs.take();
+            // The logs are the tool's own memory, not the timer's: left out of its peak RSS.
+            let held: u64 = logs.iter().flatten().map(CallCosts::bytes).sum();
+            outcome.peak_rss_bytes = outcome.peak_rss_bytes.map(|b| b.saturating_sub(held));
+            runs[slot].push(outcome);
+        }
+    }
+    let mut runs = representatives(runs);
+    for (slot, log) in logs.into_iter().enumerate() {
+        if let Some(log) = log {
+            let calls = log.runs();
+            let pass = run(slot, None, Some(log.charging()))?;
+            let (reps, representative) = &mut runs[slot];
+            let min_cost = min_cost(kinds[slot], repeat, calls, pass, reps, shown)?;
+            reps[*representative].min_cost = Some(min_cost);
+        }
+    }
+    Ok(runs)
 }
 
 /// The charged pass `pass` as `kind`'s min-cost lateness, once it is checked to have made the
