@@ -60,8 +60,8 @@ pub struct Stats {
     pub slots_scanned: u64,
     /// Lazy heap: dead (cancelled or reset) entries skipped at the top of the heap.
     pub stale_skipped: u64,
-    /// Lazy heap: sweeps that ran to the end (removing the dead elements they found) and
-    /// rebases.
+    /// Lazy heap: rebuilds from the live elements (when the dead ones outnumbered them, or to
+    /// renumber before the insertion counter wraps).
     pub compactions: u64,
     /// Wheels: polls that reached the tick `next_deadline` answers and found nothing due
     /// (not counting the poll that ends a run of fires): the wake-ups an event loop sleeping
@@ -70,7 +70,8 @@ pub struct Stats {
     pub empty_wakeups: u64,
     /// The most work any one call did: for the wheels in units of one timer moved, one node or
     /// slot visited (the hashed wheel also counts each 64-slot word of its ring it looked at),
-    /// for the heaps one element compared or moved. Each design's cost table states its bound
+    /// for the indexed heap one element compared or moved, for the lazy heap one element pushed,
+    /// popped or looked at by a rebuild. Each design's cost table states its bound
     /// ([`Timer::work_bound`]).
     pub max_call_work: u64,
 }
@@ -219,11 +220,11 @@ pub trait FromOptions: Sized {
 ///    ([`HierarchicalWheel::max_call_work_bound`](crate::HierarchicalWheel::max_call_work_bound),
 ///    `LEVELS · (MAX_LIST + 2 · LEVELS)` = 594 units, and
 ///    [`HashedWheel::max_call_work_bound`](crate::HashedWheel::max_call_work_bound)), the
-///    indexed heap `(D + 1) · (h + 1) + 2` for a heap `h` levels deep. The heaps also leave out their
-///    renumbering, once per `2^32` inserts and resets; the lazy heap leaves out its rebase, at
-///    most once per `2^31` ticks, and the dead elements a call pops: firing or cancelling the
-///    earliest timer pops every dead one ordered just behind it
-///    ([`LazyHeap`](crate::LazyHeap) gives the formula).
+///    indexed heap `(D + 1) · (h + 1) + 2` for a heap `h` levels deep, leaving out its
+///    renumbering, once per `2^32` inserts and resets. The lazy heap's bound grows with the
+///    timers, `n + max(n, 64) + 2` for `n` pending at most: one call may pop every dead element
+///    ordered just behind the earliest live one, or rebuild the heap
+///    ([`LazyHeap`](crate::LazyHeap) gives the costs).
 /// 7. **Next deadline.** `next_deadline()` is never later than the earliest pending deadline.
 /// 8. **Any deadline.** Past deadlines fire at the next poll; `u64::MAX` is accepted.
 /// 9. **Bounded when asked.** With a capacity, an insert beyond it is refused with the payload.

@@ -1,110 +1,110 @@
-//! `LazyHeap`: a plain binary heap where cancel only marks the entry dead.
-//!
-//! The heap holds 12-byte elements `(deadline - base, seq, slab index)`; the slab entry holds
-//! the payload, the full deadline and the `seq` of its one live element. An element is live iff
-//! its slab slot is occupied and carries the same `seq` (seqs are never reused, so a reused slot
-//! cannot revive a dead element). Cancel frees the slab slot at once and leaves the element
-//! behind; reset pushes a new element and leaves the old one.
+//! `LazyHeap`: a binary heap where cancel only marks the entry dead (CPython asyncio's timer).
 //!
 //! # Concepts
-//! - **Element**: `offset << 32 | seq` and a slab index, in a [`Binary`] heap, so the heap order
-//!   is one 64-bit comparison. The offset counts from `base`.
-//! - **Dead top**: a dead element that reaches the top is popped at once, so the top is live.
-//! - **Sweep**: when the dead elements outnumber the live ones (and number more than
-//!   [`LazyHeap::COMPACT_FLOOR`]), a cursor walks the array from its end to its start,
-//!   [`SWEEP`] positions per cancel, reset and fire, and removes each dead element it finds in
-//!   place (the last element takes its place and sifts). The heap stays a heap throughout, so
-//!   nothing else changes while a sweep runs. This is CPython asyncio's rule (rebuild when
-//!   over half is cancelled), spread over calls.
-//! - **Outside store**: a timer whose deadline an offset cannot hold (before `base`, or
-//!   `2^32` ticks or more after it: about 50 days of 1 ms ticks) waits in an ordered map keyed
-//!   by `(deadline, seq)`, and is removed from it eagerly. When such a far deadline arrives and
-//!   `base` could move forward by half the range or more, the heap is **rebased**: `base`
-//!   becomes `min(now, earliest heap deadline)`, offsets shrink, and the outside timers that
-//!   now fit move in, in O(n) once per 2^31 ticks at most.
+//! - **Element**: `(deadline, seq, slab index)`, 16 bytes in `std`'s [`BinaryHeap`], ordered by
+//!   `(deadline, seq)`; `seq` counts inserts and resets. The slab entry holds the payload, the
+//!   deadline and the `seq` of its one **live** element (slot occupied, same `seq`). Cancel
+//!   frees the slot, leaving the element dead; reset takes a new `seq` and pushes a new element.
+//! - **Dead top**: a call that may leave a dead element on top pops dead ones until the top is
+//!   live, so `poll` and `next_deadline` read the top alone.
+//! - **Rebuild**: when the dead elements outnumber the live ones and [`LazyHeap::COMPACT_FLOOR`],
+//!   the call that made it so rebuilds the heap from the live ones (asyncio's rule). Before
+//!   `seq` would wrap, a rebuild also renumbers the live ones `0..n` in firing order.
 //!
 //! # Invariants
-//! - Heap order over all elements, live or dead, by `(offset, seq)`, that is `(deadline, seq)`.
-//! - The top element, if any, is live.
-//! - `base <= now`, and a pending timer is in the heap iff `base <= deadline < base + 2^32`,
-//!   else in `outside`; each pending timer has exactly one live element or outside entry, so
-//!   `dead = heap.len() - (len() - outside.len())`.
-//! - With no sweep running, `dead <= live` or `dead <= COMPACT_FLOOR` after every call. A
-//!   sweep removes every element dead when it passes, but one a push's sift moves past the
-//!   cursor (at most one per push), so it ends with `dead` at most the elements that died
-//!   behind the cursor or were moved past it: at most two per call it lasted.
-//! - `seq` is a `u32`; before it would wrap, the pending timers are renumbered in firing order,
-//!   which keeps first-in first-out order among equal deadlines.
+//! - Every pending timer has exactly one live element, so `dead = heap.len() - len()`.
+//! - The top element, if any, is live; after every call `dead <= max(live, COMPACT_FLOOR)`.
 //!
 //! # Costs
-//! Work is counted in [`Stats::max_call_work`] units: one element compared or moved (see
-//! [`Binary`]), one position a sweep looks at, one outside-store operation. With `h` the levels
-//! of the largest array held so far (`⌊log2 C⌋ + 1` for a capacity of `C` elements):
+//! With `n` the most timers pending at once so far and `F` = [`LazyHeap::COMPACT_FLOOR`]; a
+//! work unit is one element pushed or popped (an O(log n) sift), or looked at by a rebuild:
 //!
-//! | operation | cost | work |
+//! | operation | cost | work units |
 //! |---|---|---|
-//! | insert | O(log n) push | `2h` (outside: 1) |
-//! | cancel | O(1) mark, plus a sweep step and the dead tops it exposes | `SWEEP · (3h + 3)`, plus `4h + 2` per dead top |
-//! | reset | O(log n) push, plus a sweep step and dead tops | `SWEEP · (3h + 3) + 2h + 1`, plus `4h + 2` per dead top |
-//! | poll per fired timer | O(log n) pop, plus a sweep step and dead tops | `SWEEP · (3h + 3) + 4h + 2`, plus `4h + 2` per dead top |
+//! | insert | O(log n) push | 1 |
+//! | cancel | O(1) mark, plus the dead tops it exposes | the dead tops |
+//! | reset, poll per fired timer | O(log n) push or pop, plus the dead tops it exposes | 1 + the dead tops |
+//! | the cancel, reset or fire that tips the rule | O(n) rebuild (O(n log n) when it renumbers, once per 2^32 inserts and resets) | every element, at most `n + max(n, F) + 1` |
 //! | `next_deadline`, idle poll | O(1) | 0 |
-//! | memory per timer | 12 B element (+ up to about as many dead ones) + 24 B slab slot (`u64` payload, deadline, seq, generation) | |
+//! | memory per timer | 16 B element (+ up to as many dead ones) + 24 B slot (`u64` payload) | |
 //!
-//! [`Timer::work_bound`] is the largest of these, `SWEEP · (3h + 3) + 4h + 3`, plus `4h + 2`
-//! for each dead top the worst call popped. **What it does not bound:**
-//! - the dead tops a call pops. When the earliest live timer fires or is cancelled, every dead
-//!   element ordered just behind it comes to the top and is popped in that call: as many as
-//!   were cancelled behind it (at most the dead count, so about the live count). Each dead
-//!   element is popped once, so this is O(log n) per cancel or reset amortised, but one call
-//!   can pop many. No lazy heap can avoid it: the earliest live timer may sit behind every
-//!   dead one, and finding it means looking at them. The indexed heap and the wheels remove a
-//!   cancelled timer at once and have no such call;
-//! - the rebase (O(n), at most once per 2^31 ticks) and the renumbering (O(n log n), once per
-//!   2^32 inserts and resets). [`Timer::work_bound`] adds the most work one of these did;
-//! - `drain` and `shrink_to_fit`.
-//!
-//! Follows CPython asyncio (compact when over half cancelled) and the `heapq` docs' recipe.
+//! [`Timer::work_bound`] is `n + max(n, F) + 2`. That is the lazy heap's price: when the
+//! earliest live timer sits behind every dead element, one call pops them all (O(n log n)
+//! time), and a rebuild looks at every element. Each dead element is popped or dropped once, so
+//! both are O(log n) per cancel or reset amortised. `drain` is O(n log n), `shrink_to_fit` O(n).
 
-use alloc::collections::BTreeMap;
+use alloc::collections::BinaryHeap;
 use alloc::vec::Vec;
+use core::cmp::Reverse;
+use core::num::NonZeroU32;
 
-use super::binary::{levels, Binary, Item};
-use crate::slab::Slab;
-use crate::stamped::Stamped;
+use crate::slab::{Slab, FIRST_GENERATION};
 use crate::{
     ConfigError, Expired, FromOptions, InsertError, Options, StaleKeyError, Stats, Tick, Timer,
     TimerKey,
 };
 
-/// Ticks an element's offset can express.
-const RANGE: u64 = 1 << 32;
-
-/// Positions a sweep looks at per cancel, reset and fire.
-pub(crate) const SWEEP: u64 = 8;
-
-/// Whether `item` still names its timer.
-#[inline]
-fn is_live<T>(item: Item, slab: &Slab<Stamped<T>>) -> bool {
-    crate::stamped::is_live(slab, item.index, item.seq())
+/// A timer's slab entry: what `deadline`, `get` and `poll` give back, and the `seq` of its one
+/// live element.
+struct Entry<T> {
+    payload: T,
+    deadline: Tick,
+    generation: NonZeroU32,
+    seq: u32,
 }
 
-/// A binary heap with lazy deletion, swept a few positions per call.
+crate::slab::generational!(Entry);
+
+/// A heap element, `deadline << 64 | seq << 32 | slab index` in 16 bytes. Its order is the
+/// firing order `(deadline, seq)` (a `seq` names one element, so the index never decides),
+/// reversed for `std`'s max-heap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Element(Reverse<u128>);
+
+impl Element {
+    #[inline]
+    fn new(deadline: Tick, seq: u32, index: u32) -> Self {
+        let bits = u128::from(deadline) << 64 | u128::from(seq) << 32 | u128::from(index);
+        Self(Reverse(bits))
+    }
+
+    #[inline]
+    fn deadline(self) -> Tick {
+        (self.0 .0 >> 64) as Tick
+    }
+
+    #[inline]
+    fn seq(self) -> u32 {
+        (self.0 .0 >> 32) as u32
+    }
+
+    #[inline]
+    fn index(self) -> u32 {
+        self.0 .0 as u32
+    }
+
+    /// Whether this element still names its timer.
+    #[inline]
+    fn is_live<T>(self, slab: &Slab<Entry<T>>) -> bool {
+        slab.try_at(self.index())
+            .is_some_and(|e| e.seq == self.seq())
+    }
+}
+
+/// A binary heap with lazy deletion, rebuilt when half dead: CPython asyncio's timer heap.
 ///
-/// Insert pushes a 12-byte element; cancel only frees the timer's slot, leaving its element
-/// dead in the heap until it reaches the top or a sweep finds it; reset pushes a new element.
-/// When the dead elements outnumber the live ones, a sweep removes them a few positions per
-/// call, so no call pays for a whole rebuild. Every call's work is bounded by
-/// [`Timer::work_bound`] but the dead elements it pops: firing or cancelling the earliest timer
-/// pops, in that call, every dead element ordered just behind it.
+/// Cancel only frees the timer's slot, leaving its element dead until it reaches the top or the
+/// heap is rebuilt; reset pushes a new element. Fast on insert-heavy work; the price is a call
+/// that pops a run of dead elements or rebuilds the heap, so [`Timer::work_bound`] grows with
+/// the timers: `n + max(n, 64) + 2` units for `n` pending at most.
 ///
 /// | operation | cost |
 /// |---|---|
-/// | insert, reset, poll per fired timer | O(log n) |
-/// | cancel | O(1), plus a bounded sweep step |
+/// | insert, reset, poll per fired timer | O(log n), plus the dead tops exposed |
+/// | cancel | O(1), plus the dead tops exposed |
+/// | the call that rebuilds | O(n) |
 /// | `next_deadline`, idle poll | O(1) |
-/// | memory per timer | 12 B element (+ up to about as many dead ones) + 24 B slot |
-///
-/// [`Options::preallocate`] makes room for `9/4` elements per timer, so the dead ones fit too.
+/// | memory per timer | 16 B element (+ up to as many dead ones) + 24 B slot |
 ///
 /// ```
 /// use tickwheel::{LazyHeap, Timer};
@@ -118,33 +118,19 @@ fn is_live<T>(item: Item, slab: &Slab<Stamped<T>>) -> bool {
 /// assert!(heap.stats().max_call_work <= heap.work_bound().unwrap());
 /// ```
 pub struct LazyHeap<T> {
-    slab: Slab<Stamped<T>>,
-    heap: Binary,
-    /// Timers whose deadline is outside `[base, base + RANGE)`: `(deadline, seq) -> index`.
-    outside: BTreeMap<(Tick, u32), u32>,
-    /// The deadline an element's offset counts from; never after `now`.
-    base: Tick,
-    /// Next sequence number; renumbered before it would wrap (see `renumber`).
+    slab: Slab<Entry<T>>,
+    heap: BinaryHeap<Element>,
+    /// The next `seq`; a renumbering rebuild restarts it before it would wrap.
     seq: u32,
     now: Tick,
-    /// Array positions the running sweep has yet to look at (`0`: no sweep runs).
-    sweep: usize,
     stats: Stats,
-    /// Work of the call in progress, and the dead tops it popped.
-    work: u64,
-    popped: u64,
-    /// The most dead tops one call popped.
-    max_popped: u64,
-    /// The most work a rebase or renumbering did.
-    max_rare: u64,
-    /// The largest capacity the array had before a rebase, renumbering, `drain` or
-    /// `shrink_to_fit` replaced it (the array never shrinks otherwise), so `levels` of the
-    /// larger of it and today's capacity covers every heap held so far.
+    /// The most slots the slab had before a `shrink_to_fit` or `drain` released some, so the
+    /// bound never drops below a call already made.
     peak: usize,
 }
 
 impl<T> LazyHeap<T> {
-    /// A sweep starts only when more than this many elements are dead (CPython uses 100).
+    /// A rebuild waits until more than this many elements are dead (CPython waits for 100).
     pub const COMPACT_FLOOR: usize = 64;
 
     /// An empty, unbounded heap at tick 0.
@@ -164,276 +150,115 @@ impl<T> LazyHeap<T> {
             .min(options.capacity.unwrap_or(usize::MAX));
         Self {
             slab: Slab::new(options.capacity, pre),
-            // Room for the dead elements too: up to about as many as the live ones, and a
-            // quarter more while a sweep runs, so no push copies the array to grow it.
-            heap: Binary::with_capacity(pre.saturating_mul(9) / 4),
-            outside: BTreeMap::new(),
-            base: options.start,
+            heap: BinaryHeap::with_capacity(pre),
             seq: 0,
             now: options.start,
-            sweep: 0,
             stats: Stats::default(),
-            work: 0,
-            popped: 0,
-            max_popped: 0,
-            max_rare: 0,
             peak: 0,
         }
     }
 
-    /// The most work one call may do (see the module docs).
+    /// `n + max(n, F) + 2` for `n` the most timers pending at once so far (see the module docs).
     fn bound(&self) -> u64 {
-        let h = levels(self.peak.max(self.heap.capacity()));
-        (SWEEP * (3 * h + 3) + 4 * h + 3 + (4 * h + 2) * self.max_popped).max(self.max_rare)
-    }
-
-    /// Starts a call's work count.
-    #[inline]
-    fn begin(&mut self) {
-        self.work = 0;
-        self.popped = 0;
-    }
-
-    /// Ends a call: records its work.
-    #[inline]
-    fn end(&mut self) {
-        if self.work > self.stats.max_call_work {
-            self.stats.max_call_work = self.work;
-        }
-        if self.popped > self.max_popped {
-            self.max_popped = self.popped;
-        }
+        let n = self.peak.max(self.slab.slots());
+        (n + n.max(Self::COMPACT_FLOOR) + 2) as u64
     }
 
     #[inline]
-    fn next_seq(&mut self) -> u32 {
-        if self.seq == u32::MAX {
-            self.renumber();
-        }
-        let s = self.seq;
+    fn record(&mut self, work: u64) {
+        self.stats.max_call_work = self.stats.max_call_work.max(work);
+    }
+
+    /// Whether the dead elements outnumber the live ones (above the floor).
+    #[inline]
+    fn rebuild_due(&self) -> bool {
+        let live = self.slab.len();
+        self.heap.len() - live > live.max(Self::COMPACT_FLOOR)
+    }
+
+    /// The next `seq`, and the work of the renumbering rebuild that runs before it would wrap.
+    #[inline]
+    fn next_seq(&mut self) -> (u32, Option<u64>) {
+        let work = (self.seq == u32::MAX).then(|| self.rebuild(true));
+        let seq = self.seq;
         self.seq += 1;
-        s
+        (seq, work)
     }
 
-    /// The offset of `deadline` from `base`, if an element can hold it.
+    /// Rebuilds if the dead elements now outnumber the live ones, else pops dead elements off
+    /// the top until it is live; returns the work.
     #[inline]
-    fn offset(&self, deadline: Tick) -> Option<u32> {
-        deadline
-            .checked_sub(self.base)
-            .and_then(|d| u32::try_from(d).ok())
-    }
-
-    #[inline]
-    fn deadline_of(&self, item: Item) -> Tick {
-        self.base + item.offset()
-    }
-
-    /// Timers waiting in the heap (the rest wait outside).
-    #[inline]
-    fn in_heap(&self) -> usize {
-        self.slab.len() - self.outside.len()
-    }
-
-    #[inline]
-    fn push(&mut self, item: Item) {
-        self.heap.push(item, &mut self.work);
-    }
-
-    /// Replaces the array with `heap`, remembering the old one's capacity for the bound.
-    fn replace_heap(&mut self, heap: Binary) -> Binary {
-        self.peak = self.peak.max(self.heap.capacity());
-        core::mem::replace(&mut self.heap, heap)
-    }
-
-    /// Puts timer `index` where its deadline says: an element, or the outside store.
-    #[inline]
-    fn place(&mut self, index: u32, deadline: Tick, seq: u32) {
-        match self.offset(deadline) {
-            Some(offset) => self.push(Item::new(offset, seq, index)),
-            None => self.place_outside(index, deadline, seq),
+    fn tidy(&mut self) -> u64 {
+        if self.rebuild_due() {
+            return self.rebuild(false);
         }
+        let mut popped = 0;
+        while self.heap.peek().is_some_and(|top| !top.is_live(&self.slab)) {
+            self.heap.pop();
+            popped += 1;
+        }
+        self.stats.stale_skipped += popped;
+        popped
     }
 
-    /// [`place`](Self::place) for a deadline outside the range: rebases first when the range
-    /// can move forward by half its width or more, so far deadlines come back into the heap.
+    /// Rebuilds the heap from its live elements, with `renumber` also giving them seqs `0..n`
+    /// in firing order. Returns the work: the elements looked at.
     #[cold]
     #[inline(never)]
-    fn place_outside(&mut self, index: u32, deadline: Tick, seq: u32) {
-        if deadline >= self.base {
-            let floor = self
-                .heap
-                .peek()
-                .map_or(self.now, |top| self.deadline_of(top).min(self.now));
-            if floor - self.base >= RANGE / 2 {
-                self.rebase(floor);
-                if let Some(offset) = self.offset(deadline) {
-                    self.push(Item::new(offset, seq, index));
-                    return;
-                }
+    fn rebuild(&mut self, renumber: bool) -> u64 {
+        let work = self.heap.len() as u64;
+        if renumber {
+            let mut items = self.take_live_in_order();
+            for (seq, e) in (0..).zip(items.iter_mut()) {
+                *e = Element::new(e.deadline(), seq, e.index());
+                self.slab.at_mut(e.index()).seq = seq;
             }
-        }
-        self.work += 1;
-        self.outside.insert((deadline, seq), index);
-    }
-
-    /// Moves `base` forward to `base` (at most the earliest live element's deadline), drops the
-    /// dead elements, and takes in the outside timers that the new range holds. O(n).
-    #[cold]
-    fn rebase(&mut self, base: Tick) {
-        let shift = base - self.base;
-        let old = self.replace_heap(Binary::default());
-        let slab = &self.slab;
-        let mut items: Vec<Item> = old
-            .into_vec()
-            .into_iter()
-            .filter(|&i| is_live(i, slab))
-            .map(|i| Item::new((i.offset() - shift) as u32, i.seq(), i.index))
-            .collect();
-        self.base = base;
-        let mut inside = self.outside.split_off(&(base, 0));
-        if let Some(end) = base.checked_add(RANGE) {
-            let mut beyond = inside.split_off(&(end, 0));
-            self.outside.append(&mut beyond);
-        }
-        items.extend(
-            inside
-                .into_iter()
-                .map(|((deadline, seq), index)| Item::new((deadline - base) as u32, seq, index)),
-        );
-        self.rare(items.len());
-        self.heap = Binary::from_vec(items);
-        self.sweep = 0;
-        self.stats.compactions += 1;
-    }
-
-    /// Counts the work of a rebase or renumbering that placed `n` timers anew.
-    fn rare(&mut self, n: usize) {
-        self.work += n as u64;
-        self.max_rare = self.max_rare.max(self.work);
-    }
-
-    /// Empties the heap and the outside store and returns the pending timers as
-    /// `(deadline, seq, index)`, in firing order.
-    fn take_in_firing_order(&mut self) -> Vec<(Tick, u32, u32)> {
-        let base = self.base;
-        self.sweep = 0;
-        let old = self.replace_heap(Binary::default());
-        let slab = &self.slab;
-        let mut order: Vec<(Tick, u32, u32)> = old
-            .into_vec()
-            .into_iter()
-            .filter(|&i| is_live(i, slab))
-            .map(|i| (base + i.offset(), i.seq(), i.index))
-            .collect();
-        order.extend(
-            core::mem::take(&mut self.outside)
-                .into_iter()
-                .map(|((deadline, seq), index)| (deadline, seq, index)),
-        );
-        order.sort_unstable();
-        order
-    }
-
-    /// Drops dead elements and gives the pending timers seqs `0..n` in firing order, so a `u32`
-    /// seq never wraps (O(n log n) once per 2^32 inserts and resets).
-    #[cold]
-    fn renumber(&mut self) {
-        let order = self.take_in_firing_order();
-        let mut items = Vec::with_capacity(order.len());
-        for (n, &(deadline, _, index)) in order.iter().enumerate() {
-            let seq = n as u32;
-            self.slab.at_mut(index).seq = seq;
-            match self.offset(deadline) {
-                Some(offset) => items.push(Item::new(offset, seq, index)),
-                None => {
-                    self.outside.insert((deadline, seq), index);
-                }
-            }
-        }
-        self.rare(order.len());
-        self.seq = order.len() as u32;
-        self.heap = Binary::from_vec(items);
-    }
-
-    /// Pops dead elements off the top, so the top is live.
-    #[inline]
-    fn settle_top(&mut self) {
-        while let Some(top) = self.heap.peek() {
-            if is_live(top, &self.slab) {
-                break;
-            }
-            self.heap.pop(&mut self.work);
-            self.popped += 1;
-            self.stats.stale_skipped += 1;
-        }
-    }
-
-    /// One sweep step: looks at up to [`SWEEP`] positions below the cursor and removes the
-    /// dead elements there.
-    fn sweep_step(&mut self) {
-        self.sweep = self.sweep.min(self.heap.len());
-        for _ in 0..SWEEP {
-            let Some(pos) = self.sweep.checked_sub(1) else {
-                break;
-            };
-            self.work += 1;
-            if is_live(self.heap.at(pos), &self.slab) || !self.heap.remove(pos, &mut self.work) {
-                // Live, or removed with the last element (already looked at) sifting down
-                // into `pos`: move on. A sift up brought an element from before the cursor
-                // into `pos`; look at `pos` again.
-                self.sweep = pos;
-            }
-        }
-        if self.sweep == 0 {
-            self.stats.compactions += 1;
-        }
-    }
-
-    /// After a call that may have made an element dead or taken a live one: a sweep step (or
-    /// the start of a sweep when more than half of the elements are dead), then the dead tops.
-    #[inline]
-    fn tidy(&mut self) {
-        if self.sweep > 0 {
-            self.sweep_step();
-        }
-        if self.sweep == 0 {
-            let live = self.in_heap();
-            let dead = self.heap.len() - live;
-            if dead > live && dead > Self::COMPACT_FLOOR {
-                self.sweep = self.heap.len();
-            }
-        }
-        self.settle_top();
-    }
-
-    /// Takes the earliest timer (the heap's top, or the first outside) out and returns it.
-    #[inline(never)]
-    fn fire(&mut self, from_heap: bool) -> Option<Expired<T>> {
-        self.begin();
-        let index = if from_heap {
-            self.heap.pop(&mut self.work)?.index
+            self.seq = items.len() as u32;
+            self.heap = BinaryHeap::from(items);
         } else {
-            self.work += 1;
-            self.outside.pop_first()?.1
-        };
+            let slab = &self.slab;
+            self.heap.retain(|e| e.is_live(slab));
+        }
+        self.stats.compactions += 1;
+        work
+    }
+
+    /// Empties the heap and returns its live elements in firing order.
+    fn take_live_in_order(&mut self) -> Vec<Element> {
+        let slab = &self.slab;
+        let mut items = core::mem::take(&mut self.heap).into_vec();
+        items.retain(|e| e.is_live(slab));
+        items.sort_unstable_by(|a, b| b.cmp(a)); // the earliest (greatest) first
+        items
+    }
+
+    /// Takes timer `index` out of the slab (its element is gone or dead) and returns it.
+    #[inline]
+    fn take(&mut self, index: u32) -> Expired<T> {
         let key = self.slab.key_at(index);
         let entry = self.slab.remove_at(index);
-        self.stats.fired += 1;
-        self.tidy();
-        self.end();
-        Some(entry.into_expired(key))
+        Expired {
+            key,
+            deadline: entry.deadline,
+            payload: entry.payload,
+        }
     }
 
-    /// The earliest pending timer: `(deadline, seq)` and whether it is the heap's top.
+    /// Takes the top out (live, and due) and returns it.
     #[inline]
-    fn earliest(&self) -> Option<((Tick, u32), bool)> {
-        let top = self.heap.peek().map(|i| (self.deadline_of(i), i.seq()));
-        match (top, self.outside.first_key_value()) {
-            (Some(t), Some((&o, _))) if o < t => Some((o, false)),
-            (Some(t), _) => Some((t, true)),
-            (None, Some((&o, _))) => Some((o, false)),
-            (None, None) => None,
-        }
+    fn fire(&mut self) -> Expired<T> {
+        let top = self.heap.pop().expect("a due top");
+        let expired = self.take(top.index());
+        self.stats.fired += 1;
+        let work = 1 + self.tidy();
+        self.record(work);
+        expired
+    }
+
+    /// Whether `element` is the top: the one element whose death needs tidying at once.
+    #[inline]
+    fn is_top(&self, element: Element) -> bool {
+        self.heap.peek() == Some(&element)
     }
 }
 
@@ -451,83 +276,82 @@ impl<T> FromOptions for LazyHeap<T> {
 }
 
 impl<T> Timer<T> for LazyHeap<T> {
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, deadline: Tick, payload: T) -> Result<TimerKey, InsertError<T>> {
-        // Refuse before taking a seq, so a refused insert never triggers a renumbering; the
-        // slab's own check below still covers the u32 index space.
-        if self.slab.is_full() {
-            self.stats.rejected += 1;
-            return Err(InsertError::Full(payload));
-        }
-        self.work = 0;
-        let seq = self.next_seq();
-        let key = match self.slab.insert(Stamped::new(deadline, payload, seq)) {
+        let entry = Entry {
+            payload,
+            deadline,
+            generation: FIRST_GENERATION,
+            seq: self.seq,
+        };
+        let key = match self.slab.insert(entry) {
             Ok(key) => key,
             Err(entry) => {
                 self.stats.rejected += 1;
                 return Err(InsertError::Full(entry.payload));
             }
         };
-        // A live push keeps the top live and the dead count, so no sweep is due, and pops
-        // nothing.
-        self.place(key.index, deadline, seq);
-        self.stats.inserted += 1;
-        if self.work > self.stats.max_call_work {
-            self.stats.max_call_work = self.work;
+        // The seq is taken once the slab has room, so a refused insert never renumbers; a
+        // renumbering leaves the new entry alone (it has no element yet) and moves `self.seq`.
+        let (seq, renumbered) = self.next_seq();
+        if let Some(work) = renumbered {
+            self.slab.at_mut(key.index).seq = seq;
+            self.record(work + 1);
         }
+        // A live push keeps the top live and the dead count: no tidying is due. Its one unit
+        // of work is counted by `stats`.
+        self.heap.push(Element::new(deadline, seq, key.index));
+        self.stats.inserted += 1;
         Ok(key)
     }
 
+    #[inline]
     fn cancel(&mut self, key: TimerKey) -> Option<T> {
         let index = self.slab.resolve(key)?;
-        self.begin();
         let entry = self.slab.remove_at(index);
-        if self.offset(entry.deadline()).is_none() {
-            self.work += 1;
-            self.outside.remove(&(entry.deadline(), entry.seq));
-        }
         self.stats.cancelled += 1;
-        self.tidy();
-        self.end();
+        if self.rebuild_due() || self.is_top(Element::new(entry.deadline, entry.seq, index)) {
+            let work = self.tidy();
+            self.record(work);
+        }
         Some(entry.payload)
     }
 
+    #[inline]
     fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
         let index = self.slab.resolve(key).ok_or(StaleKeyError { key })?;
-        self.begin();
         // Take the seq first: a renumbering changes the timer's current one.
-        let seq = self.next_seq();
+        let (seq, renumbered) = self.next_seq();
+        let mut work = renumbered.unwrap_or(0);
         let entry = self.slab.at_mut(index);
-        let old = (entry.deadline(), entry.seq);
+        let old = Element::new(entry.deadline, entry.seq, index);
         entry.seq = seq;
-        entry.set_deadline(deadline);
-        if self.offset(old.0).is_none() {
-            self.work += 1;
-            self.outside.remove(&old);
-        }
-        self.place(index, deadline, seq);
+        entry.deadline = deadline;
+        let was_top = self.is_top(old);
+        self.heap.push(Element::new(deadline, seq, index));
         self.stats.reset += 1;
-        self.tidy();
-        self.end();
+        if was_top || self.rebuild_due() {
+            work += self.tidy();
+        }
+        self.record(work + 1);
         Ok(())
     }
 
     #[inline]
     fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
         self.now = self.now.max(now);
-        let ((deadline, _), from_heap) = self.earliest()?;
-        if deadline > self.now {
-            return None; // idle turn, inlined
+        if self.heap.peek()?.deadline() > self.now {
+            return None; // idle turn
         }
-        self.fire(from_heap)
+        Some(self.fire())
     }
 
     fn next_deadline(&self) -> Option<Tick> {
-        self.earliest().map(|((deadline, _), _)| deadline)
+        self.heap.peek().map(|top| top.deadline())
     }
 
     fn deadline(&self, key: TimerKey) -> Option<Tick> {
-        self.slab.get(key).map(|e| e.deadline())
+        self.slab.get(key).map(|e| e.deadline)
     }
 
     fn get(&self, key: TimerKey) -> Option<&T> {
@@ -547,7 +371,11 @@ impl<T> Timer<T> for LazyHeap<T> {
     }
 
     fn stats(&self) -> Stats {
-        self.stats
+        let mut stats = self.stats;
+        if stats.inserted > 0 {
+            stats.max_call_work = stats.max_call_work.max(1);
+        }
+        stats
     }
 
     fn work_bound(&self) -> Option<u64> {
@@ -555,34 +383,22 @@ impl<T> Timer<T> for LazyHeap<T> {
     }
 
     fn drain(&mut self) -> Vec<Expired<T>> {
-        let order = self.take_in_firing_order();
+        self.peak = self.peak.max(self.slab.slots());
+        let order = self.take_live_in_order();
         self.stats.drained += order.len() as u64;
-        order
-            .into_iter()
-            .map(|(_, _, index)| {
-                let key = self.slab.key_at(index);
-                self.slab.remove_at(index).into_expired(key)
-            })
-            .collect()
+        order.into_iter().map(|e| self.take(e.index())).collect()
     }
 
     fn shrink_to_fit(&mut self) {
-        let old = self.replace_heap(Binary::default());
+        self.peak = self.peak.max(self.slab.slots());
         let slab = &self.slab;
-        let mut items = old.into_vec();
-        items.retain(|&i| is_live(i, slab));
-        items.shrink_to_fit();
-        // The live elements keep their order: a heap built from them pops them alike.
-        self.heap = Binary::from_vec(items);
-        self.sweep = 0;
+        self.heap.retain(|e| e.is_live(slab));
+        self.heap.shrink_to_fit();
         self.slab.shrink_to_fit();
     }
 
     fn allocated_bytes(&self) -> usize {
-        // A B-tree entry of `((Tick, u32), u32)` with node overhead: about 1.5× its 16 bytes.
-        self.slab.allocated_bytes()
-            + self.heap.capacity() * core::mem::size_of::<Item>()
-            + self.outside.len() * 24
+        self.slab.allocated_bytes() + self.heap.capacity() * core::mem::size_of::<Element>()
     }
 
     fn name(&self) -> &'static str {
@@ -591,53 +407,32 @@ impl<T> Timer<T> for LazyHeap<T> {
 
     fn check_invariants(&self) {
         self.slab.check();
-        assert!(self.base <= self.now, "base after now");
-        self.heap.check();
+        let items = self.heap.as_slice(); // in heap order: `std` keeps it
         if let Some(top) = self.heap.peek() {
-            assert!(is_live(top, &self.slab), "the top element is dead");
+            assert!(top.is_live(&self.slab), "the top element is dead");
         }
-        // Seqs are unique per element, so no two live elements share a slot; heap deadlines are
-        // in the range and outside ones are not, so no timer is in both: `live + outside == len`
-        // means every pending timer has exactly one place.
-        let items = self.heap.as_slice();
-        let mut live = 0;
-        for &item in items.iter().filter(|&&i| is_live(i, &self.slab)) {
-            live += 1;
+        // A seq names one element, so two live elements never share a slot: counting them
+        // against `len` shows every pending timer has exactly one.
+        let live = items.iter().filter(|e| e.is_live(&self.slab)).count();
+        for e in items.iter().filter(|e| e.is_live(&self.slab)) {
+            let deadline = self.slab.at(e.index()).deadline;
             assert_eq!(
-                self.slab.at(item.index).deadline(),
-                self.deadline_of(item),
-                "live element disagrees with its timer's deadline"
+                deadline,
+                e.deadline(),
+                "a live element disagrees with its timer"
             );
+            assert!(e.seq() < self.seq, "a live element's seq is not yet issued");
         }
-        for (&(deadline, seq), &index) in &self.outside {
-            let entry = self.slab.try_at(index).expect("outside timer not pending");
-            assert_eq!(
-                (entry.deadline(), entry.seq),
-                (deadline, seq),
-                "outside entry disagrees with its timer"
-            );
-            assert!(
-                self.offset(deadline).is_none(),
-                "outside timer {deadline} fits the range from {}",
-                self.base
-            );
-        }
-        assert_eq!(
-            live + self.outside.len(),
-            self.slab.len(),
-            "each timer needs exactly one live element or outside entry"
-        );
+        assert_eq!(live, self.slab.len(), "each timer needs one live element");
         let dead = items.len() - live;
         assert!(
-            self.sweep > 0 || dead <= live || dead <= Self::COMPACT_FLOOR,
-            "more than half dead ({dead} of {}) and no sweep running",
-            items.len()
+            dead <= live.max(Self::COMPACT_FLOOR),
+            "{dead} dead, {live} live"
         );
+        let (work, bound) = (self.stats().max_call_work, self.bound());
         assert!(
-            self.stats.max_call_work <= self.bound(),
-            "a call did {} units of work, over the bound {}",
-            self.stats.max_call_work,
-            self.bound()
+            work <= bound,
+            "a call did {work} units of work, over the bound {bound}"
         );
     }
 }
@@ -645,6 +440,12 @@ impl<T> Timer<T> for LazyHeap<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn elements_are_16_bytes_and_slots_24() {
+        assert_eq!(core::mem::size_of::<Element>(), 16);
+        assert_eq!(core::mem::size_of::<Entry<u64>>(), 24);
+    }
 
     /// Crossing the `u32` seq limit renumbers without changing the firing order.
     #[test]
@@ -658,80 +459,80 @@ mod tests {
         heap.cancel(keys[4]);
         heap.check_invariants();
         assert!(heap.seq < 20, "renumbered");
+        assert_eq!(heap.stats().compactions, 1);
         let fired: Vec<u32> = core::iter::from_fn(|| heap.poll(200))
             .map(|e| e.payload)
             .collect();
         assert_eq!(fired, [3, 6, 9, 0, 1, 7, 10, 2, 5, 8, 11]);
     }
 
-    /// A renumbering also renumbers the outside store, in the same firing order.
+    /// The insert that renumbers gives its own timer a seq of the new numbering, also when
+    /// nothing else is pending.
     #[test]
-    fn seq_wrap_renumbers_outside_timers() {
+    fn seq_wrap_on_an_empty_heap() {
         let mut heap: LazyHeap<u32> = LazyHeap::new();
-        heap.seq = u32::MAX - 3;
-        for i in 0..8 {
-            let deadline = if i % 2 == 0 { RANGE + 7 } else { 7 };
-            heap.insert(deadline, i).unwrap();
-        }
+        heap.seq = u32::MAX;
+        let key = heap.insert(5, 7).unwrap();
         heap.check_invariants();
-        assert_eq!(heap.outside.len(), 4);
-        let fired: Vec<u32> = core::iter::from_fn(|| heap.poll(u64::MAX))
+        assert_eq!(heap.seq, 1);
+        assert_eq!(heap.deadline(key), Some(5));
+        assert_eq!(heap.poll(5).map(|e| e.payload), Some(7));
+    }
+
+    /// Deadlines anywhere on the `u64` line share one heap: no range, no rebase. The case
+    /// that once broke the stated bound (a far insert after a poll near `3 << 30`) does one
+    /// unit of work.
+    #[test]
+    fn far_deadlines_need_no_rebase() {
+        let mut heap: LazyHeap<u64> = LazyHeap::new();
+        for i in 0..1_000 {
+            heap.insert(3 << 30, i).unwrap();
+        }
+        assert_eq!(heap.poll((3 << 30) - 1), None);
+        heap.insert((1 << 32) + 5, 1_000).unwrap();
+        heap.insert(u64::MAX, 1_001).unwrap();
+        heap.insert(3, 1_002).unwrap();
+        heap.check_invariants();
+        assert_eq!(heap.stats().max_call_work, 1);
+        let fired: Vec<u64> = core::iter::from_fn(|| heap.poll(u64::MAX))
             .map(|e| e.payload)
             .collect();
-        assert_eq!(fired, [1, 3, 5, 7, 0, 2, 4, 6]);
+        let mut want = vec![1_002];
+        want.extend(0..1_000);
+        want.extend([1_000, 1_001]);
+        assert_eq!(fired, want);
     }
 
-    /// Far deadlines wait outside; once time has moved on by half the range, a far insert moves
-    /// the range forward and takes them in, without changing the order or losing a timer.
+    /// The call that tips the rule rebuilds at once and does about `2n` units, within the bound;
+    /// a fire behind a run of dead elements pops them all in one call, within the bound too.
     #[test]
-    fn far_deadlines_rebase_into_the_heap() {
+    fn rebuilds_and_dead_runs_stay_within_the_bound() {
         let mut heap: LazyHeap<u64> = LazyHeap::new();
-        let far = [RANGE + 10, RANGE + 10, 2 * RANGE, 3 * RANGE];
-        for (i, &d) in far.iter().enumerate() {
-            heap.insert(d, i as u64).unwrap();
-        }
-        let near = heap.insert(RANGE / 2 + 5, 9).unwrap();
-        heap.check_invariants();
-        assert_eq!(heap.outside.len(), 4);
-        assert_eq!(heap.poll(RANGE / 2 + 4), None);
-        let rebuilt = heap.stats().compactions;
-        // `near` bounds the new base from above: the range may start no later than it.
-        heap.insert(2 * RANGE + 1, 4).unwrap();
-        heap.check_invariants();
-        assert_eq!(heap.stats().compactions, rebuilt + 1, "rebased");
-        assert_eq!(heap.base, RANGE / 2 + 4);
-        assert_eq!(
-            heap.outside.len(),
-            3,
-            "2·RANGE, 2·RANGE + 1 and 3·RANGE stay outside"
-        );
-        assert_eq!(heap.deadline(near), Some(RANGE / 2 + 5));
-        // A timer put into the past of `base` waits outside and fires first.
-        heap.insert(3, 5).unwrap();
-        heap.check_invariants();
-        let fired: Vec<(u64, u64)> = core::iter::from_fn(|| heap.poll(u64::MAX))
-            .map(|e| (e.deadline, e.payload))
+        let keys: Vec<_> = (0..1_000)
+            .map(|i| heap.insert(10 + i, i).unwrap())
             .collect();
+        for &key in &keys[1..=501] {
+            heap.cancel(key);
+            heap.check_invariants();
+        }
         assert_eq!(
-            fired,
-            [
-                (3, 5),
-                (RANGE / 2 + 5, 9),
-                (RANGE + 10, 0),
-                (RANGE + 10, 1),
-                (2 * RANGE, 2),
-                (2 * RANGE + 1, 4),
-                (3 * RANGE, 3),
-            ]
+            heap.stats().compactions,
+            1,
+            "rebuilt when 501 of 1,000 died"
         );
+        assert_eq!(heap.heap.len(), 499);
+        assert_eq!(heap.stats().max_call_work, 1_000);
+        let mut heap: LazyHeap<u64> = LazyHeap::new();
+        let keys: Vec<_> = (0..1_000)
+            .map(|i| heap.insert(10 + i, i).unwrap())
+            .collect();
+        for &key in &keys[1..500] {
+            heap.cancel(key);
+        }
+        assert_eq!(heap.poll(10).map(|e| e.payload), Some(0));
         heap.check_invariants();
-    }
-}
-
-#[cfg(test)]
-mod layout {
-    #[test]
-    fn slot_is_24_bytes() {
-        assert_eq!(core::mem::size_of::<crate::stamped::Stamped<u64>>(), 24);
+        assert_eq!(heap.stats().stale_skipped, 499);
+        assert_eq!(heap.stats().max_call_work, 500, "one pop and 499 dead tops");
+        assert_eq!(heap.work_bound(), Some(2 * 1_000 + 2));
     }
 }

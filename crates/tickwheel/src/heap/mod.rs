@@ -1,5 +1,4 @@
 //! The heap designs: exact ordering by `(deadline, seq)`, O(log n) per operation.
 
-mod binary;
 pub(crate) mod indexed;
 pub(crate) mod lazy;
