@@ -5,7 +5,7 @@
 //! | 1 | `hashed` | [`HashedWheel`] | one ring of 2^k slots, far timers wait extra laps |
 //! | 2 | `hierarchical` | [`HierarchicalWheel`] | 11 levels × 64 slots, cascading |
 //! | 3 | `heap` | [`IndexedHeap`] | 4-ary min-heap with positions: O(log n) cancel, no tombstones |
-//! | 4 | `lazy-heap` | [`LazyHeap`] | binary heap, cancel marks dead, rebuilt when half dead |
+//! | 4 | `lazy-heap` | [`LazyHeap`] | binary heap, cancel marks dead, rebuilt when a third dead |
 
 use alloc::boxed::Box;
 use core::fmt;

@@ -10,7 +10,7 @@
 //! | [`HierarchicalWheel`] | 11 levels × 64 slots (every `u64` tick), a crowded slot split into a finer wheel; every call bounded | many timers, most cancelled or pushed later (I/O timeouts) |
 //! | [`HashedWheel`] | one ring of 2^k one-tick slots; timers due later wait in a far store grouped by deadline; every call bounded | timeouts mostly shorter than one revolution |
 //! | [`IndexedHeap`] | 4-ary min-heap with positions; every call O(log n) | fewer timers, an exact next deadline |
-//! | [`LazyHeap`] | `std`'s binary heap, cancel marks dead, rebuilt when half dead | insert-heavy, cancel-light; one call may pop a long run of cancelled timers or rebuild the heap |
+//! | [`LazyHeap`] | `std`'s binary heap, cancel marks dead, rebuilt when a third dead | insert-heavy, cancel-light; one call may pop a long run of cancelled timers or rebuild the heap |
 //!
 //! Time is `u64` ticks that you pass in; [`TickClock`] converts `Instant`s (deadlines round up,
 //! `now` rounds down, so nothing fires early). Keys are 8-byte [`TimerKey`]s with a generation.

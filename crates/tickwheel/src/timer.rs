@@ -60,8 +60,8 @@ pub struct Stats {
     pub slots_scanned: u64,
     /// Lazy heap: dead (cancelled or reset) entries skipped at the top of the heap.
     pub stale_skipped: u64,
-    /// Lazy heap: rebuilds from the live elements (when the dead ones outnumbered them, or to
-    /// renumber before the insertion counter wraps).
+    /// Lazy heap: rebuilds from the live elements (when more than half as many were dead as
+    /// live, or to renumber before the insertion counter wraps).
     pub compactions: u64,
     /// Wheels: polls that reached the tick `next_deadline` answers and found nothing due
     /// (not counting the poll that ends a run of fires): the wake-ups an event loop sleeping
@@ -222,7 +222,7 @@ pub trait FromOptions: Sized {
 ///    [`HashedWheel::max_call_work_bound`](crate::HashedWheel::max_call_work_bound)), the
 ///    indexed heap `(D + 1) · (h + 1) + 2` for a heap `h` levels deep, leaving out its
 ///    renumbering, once per `2^32` inserts and resets. The lazy heap's bound grows with the
-///    timers, `n + max(n, 64) + 2` for `n` pending at most: one call may pop every dead element
+///    timers, `n + max(n / 2, 64) + 2` for `n` pending at most: one call may pop every dead element
 ///    ordered just behind the earliest live one, or rebuild the heap
 ///    ([`LazyHeap`](crate::LazyHeap) gives the costs).
 /// 7. **Next deadline.** `next_deadline()` is never later than the earliest pending deadline.

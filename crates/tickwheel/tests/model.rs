@@ -215,7 +215,7 @@ fn subjects(options: Options) -> Vec<Subject> {
 /// any call did so far must be within it. The bound only grows (with the timers held, for the
 /// heaps), so a check after a call covers every call before it. The lazy heap's bound is linear
 /// in the timers held: it covers the call that pops a run of dead elements and the call that
-/// rebuilds, which is what the rebuild rule (dead never more than live, above a floor) bounds.
+/// rebuilds, which is what the rebuild rule (dead never more than half the live, above a floor) bounds.
 fn within_bound(s: &Subject, step_no: usize) -> Result<(), TestCaseError> {
     let bound = s.timer.work_bound();
     prop_assert!(bound.is_some(), "{} states no bound", s.timer.name());

@@ -163,6 +163,17 @@ impl<E: Generational> Slab<E> {
         self.slots.len()
     }
 
+    /// Every occupied slot's index and entry, in index order: one sequential pass over
+    /// [`Slab::slots`] slots.
+    pub(crate) fn occupied(&self) -> impl Iterator<Item = (u32, &E)> {
+        (0..)
+            .zip(&self.slots)
+            .filter_map(|(index, slot)| match slot {
+                Slot::Occupied(value) => Some((index, value)),
+                Slot::Vacant { .. } => None,
+            })
+    }
+
     /// The capacity limit, or `None` when unbounded (up to `u32::MAX - 1` entries).
     pub(crate) fn limit(&self) -> Option<usize> {
         (self.limit < NIL as usize).then_some(self.limit)
