@@ -7,12 +7,11 @@
 //!   frees the slot, leaving the element dead; reset takes a new `seq` and pushes a new element.
 //! - **Dead top**: a call that may leave a dead element on top pops dead ones until the top is
 //!   live, so `poll` and `next_deadline` read the top alone.
-//! - **Rebuild**: when more than half as many elements are dead as live, and more than
-//!   [`LazyHeap::COMPACT_FLOOR`], the call that made it so rebuilds the heap from the live ones.
-//!   A dead element popped off the top costs an O(log n) sift through cold lines, while a
-//!   rebuild makes each live element afresh in one sequential pass over the slab, so rebuilding
-//!   at half, sooner than asyncio's "dead outnumber live", pops far fewer. Before `seq` would
-//!   wrap, a rebuild also renumbers the live ones `0..n` in firing order.
+//! - **Rebuild**: when more than half as many elements are dead as live (and more than
+//!   [`LazyHeap::COMPACT_FLOOR`]), the call that made it so rebuilds the heap from the live
+//!   ones, in one sequential pass over the slab. That is cheaper than popping dead tops, each
+//!   an O(log n) sift through cold lines, hence sooner than asyncio's "dead outnumber live".
+//!   Before `seq` would wrap, a rebuild also renumbers the live ones `0..n` in firing order.
 //!
 //! # Invariants
 //! - Every pending timer has exactly one live element, so `dead = heap.len() - len()`.
@@ -20,22 +19,7 @@
 //!   `dead <= max(live / 2, COMPACT_FLOOR)`.
 //!
 //! # Costs
-//! With `n` the most timers pending at once so far and `F` = [`LazyHeap::COMPACT_FLOOR`]; a
-//! work unit is one element pushed or popped (an O(log n) sift), or looked at by a rebuild:
-//!
-//! | operation | cost | work units |
-//! |---|---|---|
-//! | insert | O(log n) push | 1 |
-//! | cancel | O(1) mark, plus the dead tops it exposes | the dead tops |
-//! | reset, poll per fired timer | O(log n) push or pop, plus the dead tops it exposes | 1 + the dead tops |
-//! | the cancel, reset or fire that tips the rule | O(n) rebuild (O(n log n) when it renumbers, once per 2^32 inserts and resets) | every slot or element, at most `n + max(n / 2, F) + 1` |
-//! | `next_deadline`, idle poll | O(1) | 0 |
-//! | memory per timer | 16 B element (+ up to as many dead ones) + 24 B slot (`u64` payload) | |
-//!
-//! [`Timer::work_bound`] is `n + max(n / 2, F) + 2`. That is the lazy heap's price: when the
-//! earliest live timer sits behind every dead element, one call pops them all (O(n log n)
-//! time), and a rebuild looks at every element. Each dead element is popped or dropped once, so
-//! both are O(log n) per cancel or reset amortised. `drain` is O(n log n), `shrink_to_fit` O(n).
+//! The work-unit table and the bound are on [`LazyHeap`], where users read them.
 
 use alloc::collections::BinaryHeap;
 use alloc::vec::Vec;
@@ -99,16 +83,23 @@ impl Element {
 ///
 /// Cancel only frees the timer's slot, leaving its element dead until it reaches the top or the
 /// heap is rebuilt; reset pushes a new element. Fast on insert-heavy work; the price is a call
-/// that pops a run of dead elements or rebuilds the heap, so [`Timer::work_bound`] grows with
-/// the timers: `n + max(n / 2, 64) + 2` units for `n` pending at most.
+/// that pops a run of dead elements or rebuilds the heap. With `n` the most timers pending at
+/// once so far and `F` = [`LazyHeap::COMPACT_FLOOR`], a work unit is one element pushed or
+/// popped (an O(log n) sift), or one slot or element looked at by a rebuild:
 ///
-/// | operation | cost |
-/// |---|---|
-/// | insert, reset, poll per fired timer | O(log n), plus the dead tops exposed |
-/// | cancel | O(1), plus the dead tops exposed |
-/// | the call that rebuilds | O(n) |
-/// | `next_deadline`, idle poll | O(1) |
-/// | memory per timer | 16 B element (+ up to as many dead ones) + 24 B slot |
+/// | operation | cost | work units |
+/// |---|---|---|
+/// | insert | O(log n) push | 1 |
+/// | cancel | O(1) mark, plus the dead tops it exposes | the dead tops |
+/// | reset, poll per fired timer | O(log n) push or pop, plus the dead tops it exposes | 1 + the dead tops |
+/// | the cancel, reset or fire that tips the rule | O(n) rebuild (O(n log n) when it renumbers, once per 2^32 inserts and resets) | at most `n + max(n / 2, F) + 1` |
+/// | `next_deadline`, idle poll | O(1) | 0 |
+/// | memory per timer | 16 B element (+ up to half as many dead ones) + 24 B slot (`u64` payload) | |
+///
+/// [`Timer::work_bound`] is `n + max(n / 2, F) + 2`: when the earliest live timer sits behind
+/// every dead element, one call pops them all (O(n log n) time), and a rebuild looks at every
+/// slot or element. Each dead element is popped or dropped once, so both are O(log n) per
+/// cancel or reset amortised. `drain` is O(n log n), `shrink_to_fit` O(n).
 ///
 /// ```
 /// use tickwheel::{LazyHeap, Timer};
@@ -162,7 +153,7 @@ impl<T> LazyHeap<T> {
         }
     }
 
-    /// `n + max(n / 2, F) + 2` for `n` the most timers pending at once so far (see the module docs).
+    /// `n + max(n / 2, F) + 2`, with `n` the most timers pending at once so far.
     fn bound(&self) -> u64 {
         let n = self.peak.max(self.slab.slots());
         (n + (n / 2).max(Self::COMPACT_FLOOR) + 2) as u64
@@ -233,8 +224,11 @@ impl<T> LazyHeap<T> {
         let slots = self.slab.slots();
         if slots <= 2 * items.len() {
             items.clear();
-            let live = self.slab.occupied();
-            items.extend(live.map(|(index, e)| Element::new(e.deadline, e.seq, index)));
+            items.extend(
+                self.slab
+                    .occupied()
+                    .map(|(i, e)| Element::new(e.deadline, e.seq, i)),
+            );
             (items, slots as u64)
         } else {
             let work = items.len() as u64;
@@ -264,12 +258,6 @@ impl<T> LazyHeap<T> {
         let work = 1 + self.tidy();
         self.record(work);
         expired
-    }
-
-    /// Whether `element` is the top: the one element whose death needs tidying at once.
-    #[inline]
-    fn is_top(&self, element: Element) -> bool {
-        self.heap.peek() == Some(&element)
     }
 }
 
@@ -321,7 +309,9 @@ impl<T> Timer<T> for LazyHeap<T> {
         let index = self.slab.resolve(key)?;
         let entry = self.slab.remove_at(index);
         self.stats.cancelled += 1;
-        if self.rebuild_due() || self.is_top(Element::new(entry.deadline, entry.seq, index)) {
+        // The top is the one element whose death needs tidying at once.
+        let old = Element::new(entry.deadline, entry.seq, index);
+        if self.rebuild_due() || self.heap.peek() == Some(&old) {
             let work = self.tidy();
             self.record(work);
         }
@@ -338,7 +328,7 @@ impl<T> Timer<T> for LazyHeap<T> {
         let old = Element::new(entry.deadline, entry.seq, index);
         entry.seq = seq;
         entry.deadline = deadline;
-        let was_top = self.is_top(old);
+        let was_top = self.heap.peek() == Some(&old);
         self.heap.push(Element::new(deadline, seq, index));
         self.stats.reset += 1;
         if was_top || self.rebuild_due() {
