@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 use tickwheel::Kind;
 
-use crate::units::parse_duration;
+use crate::units::{non_negative, parse_duration};
 
 /// Drive every tickwheel timer with the same realistic timeout workload and show, side by side,
 /// what each costs and how late it fires.
@@ -53,7 +53,7 @@ pub(crate) enum Command {
         timers: Vec<Kind>,
         /// Replays of each implementation, interleaved; the table shows the one with the
         /// median wall time.
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, value_parser = non_negative::<u32>, allow_hyphen_values = true, default_value_t = 1)]
         repeat: u32,
         /// `loop` (lateness as an event loop charged with every call's cost hands timers
         /// over) or `ticks` (poll tick minus deadline tick).
@@ -126,21 +126,21 @@ pub(crate) struct LoadArgs {
     #[arg(long, value_enum, default_value_t = ClockArg::Virtual)]
     pub(crate) clock: ClockArg,
     /// Open connections, each with an idle timeout [default: 100000 virtual, 10000 real].
-    #[arg(long)]
+    #[arg(long, value_parser = non_negative::<u64>, allow_hyphen_values = true)]
     pub(crate) connections: Option<u64>,
     /// Requests per second over all connections (open loop, Poisson arrivals)
     /// [default: 200000 virtual, 20000 real].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) rate: Option<f64>,
     /// Run length, e.g. `30s`, `250ms` [default: 30s virtual, 3s real].
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub(crate) duration: Option<Duration>,
     /// Idle timeout per connection, pushed later (reset) on every request of that connection
     /// [default: 10s].
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub(crate) idle_timeout: Option<Duration>,
     /// Deadline per request, cancelled when its response arrives [default: 200ms].
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub(crate) request_timeout: Option<Duration>,
     /// Share of responses slower than the request timeout (their timers fire), in [0, 1]
     /// [default: 0.01].
@@ -151,15 +151,15 @@ pub(crate) struct LoadArgs {
     #[arg(long, value_enum)]
     pub(crate) profile: Option<crate::profile::Profile>,
     /// Timer resolution (one tick).
-    #[arg(long, value_parser = parse_duration, default_value = "1ms")]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true, default_value = "1ms")]
     pub(crate) tick: Duration,
     /// Seed of the workload generator: the same seed gives the same event sequence.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, value_parser = non_negative::<u64>, allow_hyphen_values = true, default_value_t = 42)]
     pub(crate) seed: u64,
     /// Runs of each implementation, interleaved (all implementations once, then again, ...),
     /// on the same seed; report.json keeps every run's figures, so `diff` can tell noise from
     /// change.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, value_parser = non_negative::<u32>, allow_hyphen_values = true, default_value_t = 3)]
     pub(crate) repeat: u32,
     /// Work the application does per event (a request, a response, a fired timer), e.g.
     /// `500ns`. The virtual loop is busy that long per event; the real loop spins that long.
@@ -178,7 +178,12 @@ pub(crate) struct LoadArgs {
     /// Test hook, to check that a CI gate catches a slower build: every timed timer call spins
     /// until it has taken FACTOR times its own cost, so the run measures a build that much
     /// slower. In 1..=10; 1 is off. Shown in report.json's context and by `diff`.
-    #[arg(long, value_name = "FACTOR", default_value_t = 1.0)]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        value_name = "FACTOR",
+        default_value_t = 1.0
+    )]
     pub(crate) slowdown: f64,
     /// Real clock only: drive the thread-safe timer service (tickwheel-service) from producer
     /// threads that schedule, cancel and reset while its driver thread fires, instead of one
@@ -186,7 +191,7 @@ pub(crate) struct LoadArgs {
     #[arg(long)]
     pub(crate) service: bool,
     /// Most producer threads for --service [default: the number of cores].
-    #[arg(long)]
+    #[arg(long, value_parser = non_negative::<usize>, allow_hyphen_values = true)]
     pub(crate) threads: Option<usize>,
     /// Virtual clock only: also write each implementation's first repetition as a trace of
     /// its timer calls, `DIR/<timer>.trace`, for `replay` (that repetition's costs include the

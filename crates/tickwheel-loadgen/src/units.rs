@@ -52,6 +52,19 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_nanos(ns.round() as u64))
 }
 
+/// A whole number for a count flag, with a clear error for a negative one (which clap would
+/// otherwise take for another flag).
+pub(crate) fn non_negative<T: std::str::FromStr>(text: &str) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    if text.trim_start().starts_with('-') {
+        return Err(format!("`{text}` must not be negative"));
+    }
+    text.parse()
+        .map_err(|e| format!("`{text}` is not a whole number: {e}"))
+}
+
 /// `v` nanoseconds with three significant digits and a unit: `87ns`, `1.23µs`, `45.6ms`, `2.10s`.
 pub(crate) fn human_ns(v: f64) -> String {
     // A value that rounds to 1000 of one unit is written in the next: `1.00ms`, not `1000µs`.

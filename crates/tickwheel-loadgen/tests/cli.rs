@@ -145,6 +145,27 @@ fn bad_input_fails_fast_with_exit_2_and_a_clear_message() {
             vec!["compare", "--handler-cost=-5ns"],
             "must not be negative",
         ),
+        (vec!["compare", "--duration", "-5s"], "must not be negative"),
+        (
+            vec!["compare", "--idle-timeout", "-1s"],
+            "must not be negative",
+        ),
+        (
+            vec!["compare", "--request-timeout", "-1ms"],
+            "must not be negative",
+        ),
+        (vec!["compare", "--tick", "-1ms"], "must not be negative"),
+        (
+            vec!["compare", "--connections", "-5"],
+            "must not be negative",
+        ),
+        (vec!["compare", "--seed", "-1"], "must not be negative"),
+        (vec!["compare", "--repeat", "-1"], "must not be negative"),
+        (vec!["compare", "--threads", "-2"], "must not be negative"),
+        (
+            vec!["compare", "--connections", "many"],
+            "is not a whole number",
+        ),
         (
             vec!["compare", "--handler-cost", "2s"],
             "--handler-cost must be at most",
