@@ -4,13 +4,17 @@
 //! ```text
 //! cargo run --release -p tickwheel-async --example async_bench             # full, ~1-2 min
 //! cargo run --release -p tickwheel-async --example async_bench -- --quick  # smoke run, seconds
+//! cargo run --release -p tickwheel-async --example async_bench -- --burst  # [5] alone
 //! ```
 //!
 //! 1. create + poll once + drop of a timer that does not fire, with 1,000,000 of the same
 //!    peer's timers pending, from 1 and 2 tokio worker tasks;
 //! 2. create + fire: 100,000 tasks each awaiting a 1-10 ms sleep, time until all fired;
 //! 3. memory per pending sleep: RSS of 1,000,000 pending sleeps, each in a child process;
-//! 4. wake lateness on the real clock: 20,000 sleeps with deadlines spread over 2 s.
+//! 4. wake lateness on the real clock: 20,000 sleeps with deadlines spread over 2 s;
+//! 5. burst lateness: worker tasks create 100,000 sleeps of 1-50 ms per round in batches of
+//!    1,000, polling their set after each batch, then await the rest; on 1 and 2 workers,
+//!    with and without 1,000,000 of the same peer's sleeps pending.
 //!
 //! tickwheel-async's futures (like tokio's) arm their timer at the first poll that must wait,
 //! so every measurement polls each timer once: what is timed is a registered timer.
@@ -56,6 +60,10 @@ struct Config {
     late: usize,
     /// [4]: the window their deadlines spread over.
     late_window: Duration,
+    /// [5]: sleeps per round, over all worker tasks.
+    burst: usize,
+    /// [5]: rounds measured, after one warm-up round.
+    burst_rounds: usize,
 }
 
 impl Config {
@@ -68,6 +76,8 @@ impl Config {
         memory: 1_000_000,
         late: 20_000,
         late_window: Duration::from_secs(2),
+        burst: 100_000,
+        burst_rounds: 5,
     };
     const QUICK: Self = Self {
         quick: true,
@@ -78,6 +88,8 @@ impl Config {
         memory: 100_000,
         late: 2_000,
         late_window: Duration::from_millis(300),
+        burst: 10_000,
+        burst_rounds: 2,
     };
 }
 
@@ -921,6 +933,216 @@ fn measure_lateness(handle: &Handle, rt: &Runtime, cfg: &Config) {
 }
 
 // ---------------------------------------------------------------------------------------
+// [5] burst lateness
+// ---------------------------------------------------------------------------------------
+
+/// [5]: sleeps a worker task creates between two polls of its set.
+const BURST_BATCH: usize = 1_000;
+
+/// What the sleeps of a burst saw: lateness (ns) as the awaiting future saw `Ready`.
+struct BurstTally {
+    hist: Histogram<u64>,
+    early: usize,
+}
+
+impl BurstTally {
+    fn new() -> Self {
+        Self {
+            hist: Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("histogram"),
+            early: 0,
+        }
+    }
+
+    fn record(&mut self, (deadline, seen, fired): (Instant, Instant, bool)) {
+        assert!(fired, "a burst sleep completed without firing");
+        if seen < deadline {
+            self.early += 1;
+        }
+        let late = u64::try_from(seen.saturating_duration_since(deadline).as_nanos());
+        self.hist.saturating_record(late.unwrap_or(u64::MAX).max(1));
+    }
+}
+
+/// One worker task of one round: `count` sleeps of 1-50 ms, made in batches of
+/// [`BURST_BATCH`]; after each batch the task polls its set once (which registers the new
+/// sleeps and collects the fired ones) and yields; then it awaits the rest.
+async fn burst_task<M: Maker>(m: M, count: usize, salt: usize) -> BurstTally {
+    use futures_util::stream::{FuturesUnordered, StreamExt};
+    let mut tally = BurstTally::new();
+    let mut set = FuturesUnordered::new();
+    let mut made = 0;
+    while made < count {
+        for _ in 0..BURST_BATCH.min(count - made) {
+            let scrambled = ((salt + made) as u64).wrapping_mul(7_919) % 49_000;
+            let deadline = Instant::now() + Duration::from_micros(1_000 + scrambled);
+            let sleep = m.at(deadline);
+            set.push(async move {
+                let out = sleep.await;
+                (deadline, Instant::now(), M::fired(&out))
+            });
+            made += 1;
+        }
+        std::future::poll_fn(|cx| {
+            while let Poll::Ready(Some(done)) = set.poll_next_unpin(cx) {
+                tally.record(done);
+            }
+            Poll::Ready(())
+        })
+        .await;
+        tokio::task::yield_now().await;
+    }
+    while let Some(done) = set.next().await {
+        tally.record(done);
+    }
+    tally
+}
+
+struct BurstResult {
+    peer: Peer,
+    workers: usize,
+    pending: usize,
+    hist: Histogram<u64>,
+    early: usize,
+    cpu_ns: f64,
+}
+
+fn burst<M: Maker>(
+    peer: Peer,
+    m: &M,
+    rt: &Runtime,
+    workers: usize,
+    pending: usize,
+    cfg: &Config,
+) -> BurstResult {
+    let held: Vec<Pin<Box<M::Fut>>> = {
+        let _in_runtime = rt.enter();
+        (0..pending).map(|i| armed(m, far(i))).collect()
+    };
+    let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("histogram");
+    let (mut early, mut cpu) = (0, 0);
+    for round in 0..=cfg.burst_rounds {
+        settle();
+        let cpu0 = cpu_ns();
+        let tasks: Vec<_> = (0..workers)
+            .map(|w| {
+                let count = cfg.burst / workers;
+                let task = burst_task(m.clone(), count, (round * workers + w) * count);
+                // Unconstrained, as in [1]: tokio's coop budget is not what is measured.
+                rt.spawn(tokio::task::unconstrained(task))
+            })
+            .collect();
+        let tallies: Vec<BurstTally> = rt.block_on(async {
+            let mut tallies = Vec::new();
+            for t in tasks {
+                tallies.push(t.await.expect("burst task"));
+            }
+            tallies
+        });
+        if round == 0 {
+            continue; // the warm-up round
+        }
+        cpu += cpu_ns() - cpu0;
+        for t in tallies {
+            early += t.early;
+            hist.add(&t.hist).expect("histogram add");
+        }
+    }
+    let sleeps = (cfg.burst / workers * workers * cfg.burst_rounds) as u64;
+    assert_eq!(hist.len(), sleeps, "{}: burst sleeps recorded", peer.name());
+    drop(held);
+    settle();
+    BurstResult {
+        peer,
+        workers,
+        pending,
+        hist,
+        early,
+        cpu_ns: cpu as f64 / sleeps as f64,
+    }
+}
+
+fn measure_burst(handle: &Handle, cfg: &Config) {
+    let mut results = Vec::new();
+    let mut drivers = Vec::new();
+    for workers in [1, 2] {
+        let rt = runtime(workers);
+        for pending in [cfg.pending, 0] {
+            for peer in Peer::SLEEPS {
+                let before = handle.stats().lateness_us;
+                results.push(with_maker!(peer, handle, |m| burst(
+                    peer, &m, &rt, workers, pending, cfg
+                )));
+                if peer == Peer::TwSleep {
+                    // The service's own account: when its driver thread delivered each fire.
+                    let mut fired = handle.stats().lateness_us;
+                    fired
+                        .subtract(&before)
+                        .expect("the service's lateness only grows");
+                    drivers.push((workers, pending, fired));
+                }
+            }
+        }
+    }
+    println!(
+        "\n[5] burst lateness on the real clock: per round, the worker tasks create {} sleeps of \
+         1-50 ms between them, in batches of {}, polling their set (a FuturesUnordered) after \
+         each batch and yielding, then await the rest; {} rounds after a warm-up",
+        thousands(cfg.burst),
+        thousands(BURST_BATCH),
+        cfg.burst_rounds
+    );
+    println!(
+        "    driven by: a tokio multi-thread runtime of 1, then 2 workers, one task per worker \
+         under tokio::task::unconstrained; lateness = Instant::now() as the awaiting future sees \
+         Ready - deadline (ns, 3 digits); CPU: every thread of the process / burst sleeps"
+    );
+    println!();
+    println!(
+        "    {:<32} {:>7} {:>9} {:>9} {:>9} {:>10} {:>9} {:>6} {:>11}",
+        "peer",
+        "workers",
+        "pending",
+        "p50 us",
+        "p99 us",
+        "p99.9 us",
+        "max us",
+        "early",
+        "CPU ns/slp"
+    );
+    for r in &results {
+        let us = |q: f64| r.hist.value_at_quantile(q) as f64 / 1e3;
+        println!(
+            "    {:<32} {:>7} {:>9} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>6} {:>11.0}",
+            r.peer.name(),
+            r.workers,
+            thousands(r.pending),
+            us(0.5),
+            us(0.99),
+            us(0.999),
+            r.hist.max() as f64 / 1e3,
+            r.early,
+            r.cpu_ns
+        );
+    }
+    println!(
+        "\n    tickwheel-async's driver thread alone (the service's lateness histogram: delivery \
+         time - deadline, warm-up round included), us:"
+    );
+    for (workers, pending, h) in &drivers {
+        println!(
+            "    {:<32} {:>7} {:>9} {:>9} {:>9} {:>10} {:>9}",
+            "  driver delivery",
+            workers,
+            thousands(*pending),
+            h.value_at_quantile(0.5),
+            h.value_at_quantile(0.99),
+            h.value_at_quantile(0.999),
+            h.max()
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -933,14 +1155,13 @@ fn main() {
         memory_child(peer, count);
         return;
     }
-    let cfg = match args.as_slice() {
-        [] => Config::FULL,
-        [q] if q == "--quick" => Config::QUICK,
-        _ => {
-            eprintln!("usage: async_bench [--quick]");
-            std::process::exit(2);
-        }
-    };
+    let quick = args.iter().any(|a| a == "--quick");
+    let burst_only = args.iter().any(|a| a == "--burst");
+    if args.iter().any(|a| a != "--quick" && a != "--burst") {
+        eprintln!("usage: async_bench [--quick] [--burst]");
+        std::process::exit(2);
+    }
+    let cfg = if quick { Config::QUICK } else { Config::FULL };
     let began = Instant::now();
     // A thread's schedstat is brought up to date when it is switched out: spin, then sleep.
     while began.elapsed() < Duration::from_millis(20) {
@@ -970,14 +1191,16 @@ fn main() {
     let timers = AsyncTimers::with_builder(tickwheel_builder()).expect("tickwheel-async timers");
     let handle = timers.handle();
 
-    measure_create_drop(&handle, &cfg);
-    let rt = runtime(2);
-    measure_fire(&handle, &rt, &cfg);
-    measure_memory(&cfg);
-    measure_lateness(&handle, &rt, &cfg);
+    if !burst_only {
+        measure_create_drop(&handle, &cfg);
+        let rt = runtime(2);
+        measure_fire(&handle, &rt, &cfg);
+        measure_memory(&cfg);
+        measure_lateness(&handle, &rt, &cfg);
+    }
+    measure_burst(&handle, &cfg);
 
     assert_eq!(handle.pending(), 0, "tickwheel-async timers left pending");
-    drop(rt);
     let stats = handle.stats();
     println!(
         "\ntickwheel-async service totals: scheduled {}, cancelled {}, fired {}",
