@@ -821,6 +821,11 @@ fn measure_memory(cfg: &Config) {
 // [4] wake lateness
 // ---------------------------------------------------------------------------------------
 
+/// A lateness histogram in ns: 1 ns to 60 s, 3 significant digits.
+fn lateness_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("histogram")
+}
+
 struct Lateness {
     peer: Peer,
     hist: Histogram<u64>,
@@ -829,9 +834,7 @@ struct Lateness {
 
 fn lateness<M: Maker>(peer: Peer, m: &M, rt: &Runtime, cfg: &Config) -> Lateness {
     settle();
-    let hist = Arc::new(Mutex::new(
-        Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("histogram"),
-    ));
+    let hist = Arc::new(Mutex::new(lateness_histogram()));
     let early = Arc::new(AtomicUsize::new(0));
     let fired = Arc::new(AtomicUsize::new(0));
     // Room to spawn every task before the first deadline.
@@ -948,7 +951,7 @@ struct BurstTally {
 impl BurstTally {
     fn new() -> Self {
         Self {
-            hist: Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("histogram"),
+            hist: lateness_histogram(),
             early: 0,
         }
     }
@@ -1018,8 +1021,7 @@ fn burst<M: Maker>(
         let _in_runtime = rt.enter();
         (0..pending).map(|i| armed(m, far(i))).collect()
     };
-    let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("histogram");
-    let (mut early, mut cpu) = (0, 0);
+    let (mut total, mut cpu) = (BurstTally::new(), 0);
     for round in 0..=cfg.burst_rounds {
         settle();
         let cpu0 = cpu_ns();
@@ -1043,20 +1045,25 @@ fn burst<M: Maker>(
         }
         cpu += cpu_ns() - cpu0;
         for t in tallies {
-            early += t.early;
-            hist.add(&t.hist).expect("histogram add");
+            total.early += t.early;
+            total.hist.add(&t.hist).expect("histogram add");
         }
     }
     let sleeps = (cfg.burst / workers * workers * cfg.burst_rounds) as u64;
-    assert_eq!(hist.len(), sleeps, "{}: burst sleeps recorded", peer.name());
+    assert_eq!(
+        total.hist.len(),
+        sleeps,
+        "{}: burst sleeps recorded",
+        peer.name()
+    );
     drop(held);
     settle();
     BurstResult {
         peer,
         workers,
         pending,
-        hist,
-        early,
+        hist: total.hist,
+        early: total.early,
         cpu_ns: cpu as f64 / sleeps as f64,
     }
 }

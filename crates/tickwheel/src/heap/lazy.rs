@@ -533,15 +533,21 @@ mod tests {
         assert_eq!(fired, want);
     }
 
+    /// 1,000 timers due at ticks 10 to 1,009, payload `i` at tick `10 + i`, and their keys.
+    fn thousand_timers() -> (LazyHeap<u64>, Vec<TimerKey>) {
+        let mut heap = LazyHeap::new();
+        let keys = (0..1_000)
+            .map(|i| heap.insert(10 + i, i).unwrap())
+            .collect();
+        (heap, keys)
+    }
+
     /// The call that tips the rule rebuilds at once, reading the 1,000 slots, within the
     /// bound; a fire behind a run of dead elements pops them all in one call, within the bound
     /// too.
     #[test]
     fn rebuilds_and_dead_runs_stay_within_the_bound() {
-        let mut heap: LazyHeap<u64> = LazyHeap::new();
-        let keys: Vec<_> = (0..1_000)
-            .map(|i| heap.insert(10 + i, i).unwrap())
-            .collect();
+        let (mut heap, keys) = thousand_timers();
         for &key in &keys[1..=333] {
             heap.cancel(key);
             heap.check_invariants();
@@ -552,10 +558,7 @@ mod tests {
         assert_eq!(heap.stats().compactions, 1, "334 dead is over half of 666");
         assert_eq!(heap.heap.len(), 666);
         assert_eq!(heap.stats().max_call_work, 1_000, "one pass over the slots");
-        let mut heap: LazyHeap<u64> = LazyHeap::new();
-        let keys: Vec<_> = (0..1_000)
-            .map(|i| heap.insert(10 + i, i).unwrap())
-            .collect();
+        let (mut heap, keys) = thousand_timers();
         for &key in &keys[1..=333] {
             heap.cancel(key);
         }
