@@ -8,7 +8,7 @@
 //! | type | design | pick it when |
 //! |---|---|---|
 //! | [`HierarchicalWheel`] | 11 levels × 64 slots (every `u64` tick), a crowded slot split into a finer wheel; every call bounded | many timers, most cancelled or pushed later (I/O timeouts) |
-//! | [`HashedWheel`] | one ring of 2^k one-tick slots; timers due later wait in a far store grouped by deadline; every call bounded | timeouts mostly shorter than one revolution |
+//! | [`HashedWheel`] | one ring of 2^k one-tick slots for the next revolution; other timers wait in an indexed heap; every call bounded | timeouts mostly shorter than one revolution |
 //! | [`IndexedHeap`] | 4-ary min-heap with positions; every call O(log n) | fewer timers, an exact next deadline |
 //! | [`LazyHeap`] | `std`'s binary heap, cancel marks dead, rebuilt when a third dead | insert-heavy, cancel-light; one call may pop a long run of cancelled timers or rebuild the heap |
 //!

@@ -109,6 +109,8 @@ pub struct IndexedHeap<T, const D: usize = 4> {
     peak: usize,
     /// Latest `now` seen; only increases.
     now: Tick,
+    /// The work of the last call that did any (for a design that embeds this heap).
+    last_work: u64,
     stats: Stats,
 }
 
@@ -141,7 +143,7 @@ impl<T, const D: usize> FromOptions for IndexedHeap<T, D> {
 impl<T, const D: usize> IndexedHeap<T, D> {
     const ARITY_OK: () = assert!(D >= 2, "a heap needs an arity of at least 2");
 
-    fn with(options: Options) -> Self {
+    pub(crate) fn with(options: Options) -> Self {
         #[allow(clippy::let_unit_value)]
         let () = Self::ARITY_OK;
         let pre = options
@@ -153,6 +155,7 @@ impl<T, const D: usize> IndexedHeap<T, D> {
             pos: Vec::with_capacity(pre),
             seq: 0,
             now: options.start,
+            last_work: 0,
             stats: Stats::default(),
             peak: 0,
         }
@@ -161,9 +164,16 @@ impl<T, const D: usize> IndexedHeap<T, D> {
     /// Records one call's work.
     #[inline]
     fn note(&mut self, work: u64) {
+        self.last_work = work;
         if work > self.stats.max_call_work {
             self.stats.max_call_work = work;
         }
+    }
+
+    /// The work of the last insert, cancel, reset or fire, in [`Stats::max_call_work`] units.
+    #[inline]
+    pub(crate) fn last_call_work(&self) -> u64 {
+        self.last_work
     }
 
     #[inline]

@@ -1,21 +1,63 @@
-//! [`Slot`]: a ring slot's FIFO list, circular through `next`, so that a slot is one 4 B tail.
+//! A ring slot's first-in first-out list of timers, linked through their slab [`Entry`]s and
+//! circular through `next`, so that a slot is one 4 B tail.
 //!
 //! The slot names its tail, and the tail's `next` is the head; `prev` links run from the tail
 //! back to the head, whose `prev` is `NIL`. A push touches only the tail's entry and the new
-//! one, as with a head-and-tail list, in half the ring (2^16 slots in 256 KiB rather than
-//! 512 KiB; the ring is a fixed floor under the wheel's memory).
-//!
-//! # Invariants
-//! - `tail == NIL` iff the slot is empty; otherwise following `next` from the tail's `next`
-//!   (the head) returns to the head after the tail, and `prev` mirrors `next` except at the
-//!   head, whose `prev` is `NIL`.
-//!
-//! # Costs
-//! O(1) push, unlink and pop; a whole [`List`] joins an empty slot in O(1).
+//! one. `tail == NIL` iff the slot is empty. Push, unlink and pop are O(1).
 
-use super::list::List;
-use super::Entry;
+use core::num::NonZeroU32;
+
 use crate::slab::{Slab, NIL};
+use crate::{Expired, Tick, TimerKey};
+
+/// A hashed-wheel timer. In the ring, `prev` and `next` are its neighbours in its slot's
+/// list; in the far heap (`far`), they are the heap's key for it. With a `u64` payload this
+/// is 32 bytes: 8 + 8 + three `u32`s and the flag.
+pub(crate) struct Entry<T> {
+    pub(crate) payload: T,
+    pub(crate) deadline: Tick,
+    pub(crate) prev: u32,
+    pub(crate) next: u32,
+    pub(crate) generation: NonZeroU32,
+    pub(crate) far: bool,
+}
+
+impl<T> Entry<T> {
+    pub(crate) fn new(deadline: Tick, payload: T) -> Self {
+        let (prev, next, generation) = (NIL, NIL, crate::slab::FIRST_GENERATION);
+        let far = false;
+        Self {
+            payload,
+            deadline,
+            prev,
+            next,
+            generation,
+            far,
+        }
+    }
+
+    /// The far heap's key for this timer (only meaningful while `far`).
+    pub(crate) fn far_key(&self) -> TimerKey {
+        TimerKey {
+            index: self.prev,
+            generation: self.next,
+        }
+    }
+}
+
+crate::slab::generational!(Entry);
+
+/// Removes timer `index` from the slab and hands it out.
+pub(crate) fn take<T>(slab: &mut Slab<Entry<T>>, index: u32) -> Expired<T> {
+    let key = slab.key_at(index);
+    let entry = slab.remove_at(index);
+    let (deadline, payload) = (entry.deadline, entry.payload);
+    Expired {
+        key,
+        deadline,
+        payload,
+    }
+}
 
 /// A ring slot: the tail of a list circular through `next` (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,17 +73,7 @@ impl Slot {
         self.tail == NIL
     }
 
-    /// An empty slot takes a whole list, in its order.
-    #[inline]
-    pub(crate) fn from_list<T>(list: List, slab: &mut Slab<Entry<T>>) -> Slot {
-        if list.is_empty() {
-            return Slot::EMPTY;
-        }
-        slab.at_mut(list.tail).next = list.head;
-        Slot { tail: list.tail }
-    }
-
-    #[inline]
+    /// Appends timer `index`.
     pub(crate) fn push_back<T>(&mut self, slab: &mut Slab<Entry<T>>, index: u32) {
         let tail = self.tail;
         self.tail = index;
@@ -57,7 +89,6 @@ impl Slot {
         e.next = head;
     }
 
-    #[inline]
     pub(crate) fn unlink<T>(&mut self, slab: &mut Slab<Entry<T>>, index: u32) {
         let (prev, next) = {
             let e = slab.at(index);
@@ -81,7 +112,6 @@ impl Slot {
         }
     }
 
-    #[inline]
     pub(crate) fn pop_front<T>(&mut self, slab: &mut Slab<Entry<T>>) -> Option<u32> {
         if self.tail == NIL {
             return None;
@@ -95,23 +125,17 @@ impl Slot {
     /// invariant checks and `drain`.
     pub(crate) fn collect<T>(&self, slab: &Slab<Entry<T>>) -> alloc::vec::Vec<u32> {
         let mut out = alloc::vec::Vec::new();
-        if self.tail == NIL {
-            return out;
-        }
-        let head = slab.at(self.tail).next;
-        let mut prev = NIL;
-        let mut cur = head;
-        loop {
-            assert!(out.len() <= slab.len(), "slot list does not close");
-            let e = slab.at(cur);
-            assert_eq!(e.prev, prev, "broken prev link at {cur}");
+        let (mut prev, mut cur) = (NIL, slab.try_at(self.tail).map_or(NIL, |e| e.next));
+        while prev != self.tail {
+            assert!(out.len() < slab.len(), "slot list does not close");
+            assert_eq!(slab.at(cur).prev, prev, "broken prev link at {cur}");
             out.push(cur);
-            if cur == self.tail {
-                assert_eq!(e.next, head, "the tail does not lead to the head");
-                return out;
-            }
-            prev = cur;
-            cur = e.next;
+            (prev, cur) = (cur, slab.at(cur).next);
         }
+        assert!(
+            out.first().map_or(true, |&head| head == cur),
+            "the tail leads elsewhere"
+        );
+        out
     }
 }

@@ -139,21 +139,28 @@ pub(crate) struct Nodes {
 }
 
 impl Nodes {
-    /// No nodes; room for the links of `timers` timers.
+    /// No nodes; the links of `timers` timers, made now so that no insert makes them.
     pub(crate) fn new(timers: usize) -> Self {
         Self {
             nodes: Vec::new(),
             free: Vec::new(),
-            links: Vec::with_capacity(timers),
+            links: alloc::vec![Link::NONE; timers],
         }
     }
 
-    /// Makes room for the links of slab indices below `slots`.
+    /// Makes room for the links of slab indices below `slots`: fills the links' whole
+    /// allocation, so that a growing slab resizes them once per doubling, not once per insert.
     #[inline(always)]
     pub(crate) fn cover(&mut self, slots: usize) {
         if self.links.len() < slots {
-            self.links.resize(slots, Link::NONE);
+            self.grow_links(slots);
         }
+    }
+
+    #[cold]
+    fn grow_links(&mut self, slots: usize) {
+        self.links.reserve(slots - self.links.len());
+        self.links.resize(self.links.capacity(), Link::NONE);
     }
 
     /// Keeps the links of slab indices below `slots` only, and their memory.
