@@ -20,5 +20,8 @@ echo "== benchmarks build (CI builds them; it does not run them)"
 cargo bench --workspace --no-run --quiet
 echo "== load generator gate"
 scripts/loadgen-gate.sh
+echo "== paired gate, this commit against itself (the machinery end to end; docs/ci-gate.md)"
+PAIRS=2 TOLERANCE=0.75 OUT=target/paired-gate scripts/paired-gate.sh HEAD -- \
+  compare --duration 3s --connections 20000 --rate 50000 --repeat 3
 echo "== tests"
 scripts/test.sh

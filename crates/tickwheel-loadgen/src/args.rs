@@ -59,6 +59,15 @@ pub(crate) enum Command {
         /// over) or `ticks` (poll tick minus deadline tick).
         #[arg(long, value_enum, default_value_t = LatenessArg::Loop)]
         lateness: LatenessArg,
+        /// Test hook, as `compare --slowdown`: every timed timer call takes FACTOR times its
+        /// own cost, in 1..=10 (1 is off).
+        #[arg(
+            long,
+            allow_negative_numbers = true,
+            value_name = "FACTOR",
+            default_value_t = 1.0
+        )]
+        slowdown: f64,
         /// Where the reports go, and the lines that fail the replay.
         #[command(flatten)]
         report: ReportArgs,
@@ -80,6 +89,31 @@ pub(crate) enum Command {
         /// regression.
         #[arg(long, default_value_t = DEFAULT_MEMORY_TOLERANCE, allow_negative_numbers = true)]
         memory_tolerance: f64,
+    },
+    /// Run two builds of the load generator on one workload, interleaved (A B, then B A, …),
+    /// and judge the build under test by its ops/s ratio to the base's within each pair, so
+    /// the machine's drift cancels: exit 1 when an implementation's median ratio is below
+    /// 1 − tolerance (or the builds' counts differ). Both builds run the command given after
+    /// `--` (compare, run or replay, without --out).
+    Paired {
+        /// The base build's `tickwheel-loadgen` executable.
+        #[arg(long)]
+        base: PathBuf,
+        /// The build under test [default: this executable].
+        #[arg(long)]
+        head: Option<PathBuf>,
+        /// Pairs of runs.
+        #[arg(long, value_parser = non_negative::<u32>, allow_hyphen_values = true, default_value_t = 5)]
+        pairs: u32,
+        /// A median ratio below 1 − TOLERANCE is a regression: 0.05 flags 5 % fewer ops/s.
+        #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
+        tolerance: f64,
+        /// Where each run's reports go (`base-N/`, `head-N/`), and the verdict, `paired.json`.
+        #[arg(long, default_value = "tickwheel-paired")]
+        out: PathBuf,
+        /// The command both builds run, e.g. `-- compare --duration 10s`.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
     },
 }
 

@@ -46,6 +46,7 @@ mod gate;
 mod measure;
 mod op;
 mod outcome;
+mod paired;
 mod profile;
 mod real_clock;
 mod replay;
@@ -103,14 +104,30 @@ fn run(args: Args) -> Result<u8, Error> {
             timers,
             repeat,
             lateness,
+            slowdown,
             report,
-        } => return replay(&trace, timers, repeat, lateness, &report),
+        } => return replay(&trace, timers, repeat, lateness, slowdown, &report),
         Command::Diff {
             baseline,
             current,
             tolerance,
             memory_tolerance,
         } => return diff(&baseline, &current, tolerance, memory_tolerance),
+        Command::Paired {
+            base,
+            head,
+            pairs,
+            tolerance,
+            out,
+            command,
+        } => {
+            let head = match head {
+                Some(head) => head,
+                None => std::env::current_exe()
+                    .map_err(|e| Error::io("finding", "this executable", e))?,
+            };
+            return paired::paired(&base, &head, pairs, tolerance, &out, &command);
+        }
     };
     load(&config)
 }
@@ -146,8 +163,15 @@ fn replay(
     timers: Vec<Kind>,
     repeat: u32,
     lateness: args::LatenessArg,
+    slowdown: f64,
     args: &args::ReportArgs,
 ) -> Result<u8, Error> {
+    if !(1.0..=config::MAX_SLOWDOWN).contains(&slowdown) {
+        return Err(Error::Input(format!(
+            "--slowdown must be in 1..={} (1 is off), got {slowdown}",
+            config::MAX_SLOWDOWN
+        )));
+    }
     if !(1..=config::MAX_REPEAT).contains(&repeat) {
         return Err(Error::Input(format!(
             "--repeat must be in 1..={}, got {repeat}",
@@ -168,8 +192,8 @@ fn replay(
     // A corrupt trace is refused whole (exit 2) before any replay could report a divergence.
     let checked = replay::validate(trace)?;
     config::check_writable(&args.out)?;
-    let context = Context::start(repeat);
-    let clock = CallClock::new();
+    let context = Context::start(repeat).with_slowdown(slowdown);
+    let clock = CallClock::new().with_slowdown(slowdown);
     // As in `compare`: with two replays or more (and `--lateness loop`), a charged pass gives
     // the headline lateness, the timer's own.
     let charged = view == config::LatenessView::Loop && repeat >= 2;

@@ -962,3 +962,64 @@ fn profiles_cite_their_sources_and_flags_override_them() {
         assert!(fired >= 4_890, "{}: the herd fires ({fired})", r["timer"]);
     }
 }
+
+/// The CI guide's own-workload recipe: record a trace, then `paired` runs its replay on two
+/// builds interleaved. A build really 2× slower (every timed call spun to twice its own cost,
+/// through a wrapper that adds `--slowdown 2`) is flagged, exit 1, and `paired.json` holds
+/// each pair's ratio. (One process of this unoptimised test build can run 1.5× faster than
+/// the next on the same input, so a smaller slowdown would make the test flaky.)
+#[cfg(unix)]
+#[test]
+fn paired_flags_a_slower_build_replaying_a_recorded_trace() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let traces = recorded(dir.path(), &["run", "--timer", "hierarchical"], "t", &[]);
+    let slow = dir.path().join("slow-build");
+    std::fs::write(
+        &slow,
+        format!("#!/bin/sh\nexec '{BIN}' \"$@\" --slowdown 2\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = dir.path().join("paired");
+    let trace = traces.join("hierarchical.trace");
+    let args = [
+        "paired",
+        "--base",
+        BIN,
+        "--head",
+        slow.to_str().unwrap(),
+        "--pairs",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+        "--",
+        "replay",
+        trace.to_str().unwrap(),
+        "--timer",
+        "hierarchical",
+        "--repeat",
+        "3",
+    ];
+    let output = run(&args);
+    let shown = format!("{}{}", text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(
+        shown.contains("hierarchical") && shown.contains("REGRESSION"),
+        "{shown}"
+    );
+    let verdict: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("paired.json")).unwrap()).unwrap();
+    let judged = &verdict["implementations"][0];
+    assert_eq!(judged["ratios"].as_array().unwrap().len(), 5);
+    assert!(judged["median"].as_f64().unwrap() < 0.95, "{judged}");
+    for side in ["base-1", "head-1", "base-5", "head-5"] {
+        assert!(
+            out.join(side).join("report.json").is_file(),
+            "no {side} report"
+        );
+    }
+    // Bad input: no command after `--`.
+    let bad = run(&["paired", "--base", BIN, "--out", out.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
+}
