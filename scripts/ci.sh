@@ -14,7 +14,7 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --features tickwheel-async/stream -- -D warnings
 echo "== cargo doc (private items too: the module docs are the design notes)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --document-private-items --quiet
-echo "== core crate without std (no_std + alloc, as README promises)"
+echo "== core crate without std (no_std + alloc, as docs/design.md states)"
 cargo build -p tickwheel --no-default-features --quiet
 echo "== benchmarks build (CI builds them; it does not run them)"
 cargo bench --workspace --no-run --quiet

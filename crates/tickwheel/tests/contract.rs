@@ -7,7 +7,7 @@ mod hashed {
 
 mod hashed_small_ring {
     use tickwheel::{FromOptions, HashedWheel};
-    // 64 slots: most timers wait extra laps.
+    // 64 slots: most timers wait in the heap beyond the ring's revolution.
     tickwheel::contract_suite!(|o: tickwheel::Options| HashedWheel::<u64>::from_options(
         o.hashed_slots(64)
     ));

@@ -396,9 +396,9 @@ proptest! {
     }
 }
 
-/// Many timers in few slots, cancelled and reset over and over: dead references pile up in the
-/// hierarchical wheel's buckets until they are compacted, and the ready bucket is cancelled into
-/// while it is being handed out.
+/// Many timers in few slots, cancelled and reset over and over: crowded lists split and empty
+/// again, slots come due while timers in them are cancelled and reset, and the lazy heap's dead
+/// elements cross its rebuild threshold.
 fn churn_op() -> impl Strategy<Value = Op> {
     let near = prop_oneof![
         3 => (0u64..3).prop_map(When::After),
@@ -428,11 +428,11 @@ proptest! {
     }
 }
 
-/// Thousands of resets and cancels over a few dozen timers: dead references far outnumber the
-/// live ones, so the hierarchical wheel compacts its buckets again and again (also while its
-/// ready bucket is being handed out) and must keep every timer, once, in order.
+/// Thousands of resets and cancels over a few dozen timers: every design must keep every timer,
+/// once, in order, while the lazy heap's dead elements far outnumber its live ones and force
+/// rebuild after rebuild.
 #[test]
-fn resets_far_beyond_the_live_count_force_compactions() {
+fn resets_far_beyond_the_live_count_force_rebuilds() {
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     let mut next = || {
         x ^= x << 13;
