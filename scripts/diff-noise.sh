@@ -21,8 +21,54 @@
 #        script.
 # Output: a line per pair and a summary; every report and diff under DIFF_NOISE_OUT
 # (default target/diff-noise).
+#
+# scripts/diff-noise.sh --paired [STUDIES] [DURATION] [HOG] [PAIRS] measures the paired gate
+# instead (`tickwheel-loadgen paired`, docs/ci-gate.md): each study runs three gates of PAIRS
+# pairs of `compare --repeat 3 --duration DURATION`, with HOG busy threads beside both builds
+# throughout (a shared runner is busy for both alike): this build against itself, and against
+# itself made 1.3x and 1.1x slower for real (`--slowdown`). Defaults: 20 studies, 5s, 2
+# threads, 5 pairs. It prints each gate's exit and median ratios, then how many studies came
+# out right, the ratio ranges, and one gate's wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--paired" ]; then
+  shift
+  studies="${1:-20}" duration="${2:-5s}" hog="${3:-2}" pairs="${4:-5}"
+  out="${DIFF_NOISE_OUT:-target/diff-noise-paired}"
+  mkdir -p "$out"
+  cargo build --release --quiet -p tickwheel-loadgen
+  bin="$(cd "${CARGO_TARGET_DIR:-target}/release" && pwd)/tickwheel-loadgen"
+  for f in 1.3 1.1; do
+    printf '#!/bin/sh\nexec "%s" "$@" --slowdown %s\n' "$bin" "$f" >"$out/slow-$f.sh"
+    chmod +x "$out/slow-$f.sh"
+  done
+  export HOG_SECS="${DIFF_NOISE_HOG_SECS:-3600}"
+  # shellcheck source=hog.sh
+  source scripts/hog.sh
+  # gate NAME HEAD: one paired gate of $bin against HEAD; prints "EXIT SECONDS MEDIANS".
+  gate() {
+    local status=0 t0=$SECONDS
+    "$bin" paired --base "$bin" --head "$2" --pairs "$pairs" --out "$out/$1" \
+      -- compare --repeat 3 --duration "$duration" >"$out/$1.txt" 2>&1 || status=$?
+    echo "$status $((SECONDS - t0)) $(python3 -c "import json,sys; print(' '.join('%s=%.3f' % (j['timer'], j['median']) for j in json.load(open(sys.argv[1]))['implementations']))" "$out/$1/paired.json")"
+  }
+  same=0 slow13=0 slow11=0
+  start_hog "$hog"
+  for i in $(seq 1 "$studies"); do
+    read -r s1 t1 m1 <<<"$(gate "$i-same" "$bin")"
+    read -r s2 _ m2 <<<"$(gate "$i-slow13" "$out/slow-1.3.sh")"
+    read -r s3 _ m3 <<<"$(gate "$i-slow11" "$out/slow-1.1.sh")"
+    [ "$s1" = 0 ] && same=$((same + 1))
+    [ "$s2" = 1 ] && slow13=$((slow13 + 1))
+    [ "$s3" = 1 ] && slow11=$((slow11 + 1))
+    echo "study $i: same build exit $s1 ($m1; ${t1}s); 1.3x slower exit $s2 ($m2); 1.1x slower exit $s3 ($m3)"
+  done
+  stop_hog
+  echo "same build: $same of $studies clean (exit 0)"
+  echo "1.3x slower: flagged (exit 1) in $slow13 of $studies"
+  echo "1.1x slower: flagged (exit 1) in $slow11 of $studies"
+  exit 0
+fi
 pairs="${1:-20}"
 duration="${2:-10s}"
 hog="${3:-2}"

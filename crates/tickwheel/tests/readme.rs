@@ -141,3 +141,84 @@ fn design_guide_names_the_run_time_dependencies() {
         "docs/design.md should say {sentence:?} (Cargo.toml's [dependencies]: {deps:?})"
     );
 }
+
+/// The docs and the rustdoc quote the hierarchical wheel's bound on one call's work; this
+/// keeps every quote equal to `max_call_work_bound()`, so a change of the bound (a longer
+/// list limit, another level) fails here until each sentence says the new figure.
+#[test]
+fn quoted_work_bounds_match_the_code() {
+    let bound = tickwheel::HierarchicalWheel::<()>::max_call_work_bound().to_string();
+    let quotes = [
+        ("README.md", "at most {} units of work"),
+        ("docs/design.md", "at most {} units of work"),
+        ("docs/benchmarks.md", "({} units of work at most)"),
+        (
+            "docs/bench-profile.md",
+            "`max_call_work_bound()` = {} units",
+        ),
+        ("crates/tickwheel/src/timer.rs", "= {} units"),
+        (
+            "crates/tickwheel/src/wheel/hierarchical/mod.rs",
+            "units of work ({}: timers",
+        ),
+    ];
+    for (file, phrase) in quotes {
+        let path = format!("{}/../../{file}", env!("CARGO_MANIFEST_DIR"));
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            eprintln!("no {path}: not a checkout, skipped");
+            continue;
+        };
+        let quote = phrase.replace("{}", &bound);
+        assert!(text.contains(&quote), "{file} should say {quote:?}");
+    }
+}
+
+/// README and ARCHITECTURE.md list the steps CI runs; this keeps both lists equal to the
+/// `echo "== …"` steps of `scripts/ci.sh`. A step added there fails here until it is named in
+/// the table below and in both lists.
+#[test]
+fn the_ci_steps_listed_are_the_ones_ci_runs() {
+    // Each step's heading in ci.sh, and the words the lists name it by.
+    let named = [
+        ("== cargo fmt", "fmt"),
+        ("== cargo clippy", "clippy"),
+        ("== cargo doc", "docs"),
+        ("== core crate without std", "the no_std build"),
+        ("== benchmarks build", "the benchmark build"),
+        ("== load generator gate", "the load generator gate"),
+        ("== paired gate", "the paired gate"),
+        ("== tests", "test"),
+    ];
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
+    let read = |file: &str| std::fs::read_to_string(format!("{root}{file}")).ok();
+    let (Some(ci), Some(readme), Some(arch)) = (
+        read("scripts/ci.sh"),
+        read("README.md"),
+        read("ARCHITECTURE.md"),
+    ) else {
+        eprintln!("not a checkout, skipped");
+        return;
+    };
+    for line in ci.lines().filter(|l| l.starts_with("echo \"== ")) {
+        let step = &line["echo \"".len()..];
+        let Some(&(_, words)) = named.iter().find(|(head, _)| step.starts_with(head)) else {
+            panic!("scripts/ci.sh runs a step this test does not know: {step}");
+        };
+        let readme_list = readme
+            .lines()
+            .skip_while(|l| !l.contains("scripts/ci.sh, what CI runs"));
+        let readme_list: String = readme_list.take(2).collect();
+        assert!(
+            readme_list.contains(words),
+            "README's list of CI steps lacks {words:?}"
+        );
+        let arch_list = arch
+            .lines()
+            .find(|l| l.contains("`ci.sh` (what CI runs"))
+            .unwrap_or("");
+        assert!(
+            arch_list.contains(words),
+            "ARCHITECTURE.md's list of CI steps lacks {words:?}"
+        );
+    }
+}
