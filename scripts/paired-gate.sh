@@ -33,7 +33,7 @@ echo "== paired gate: building the base ($(git rev-parse --short "$base_rev")) a
 cargo build --release --quiet -p tickwheel-loadgen --manifest-path "$base_dir/Cargo.toml" \
   --target-dir target/paired-base-target
 cargo build --release --quiet -p tickwheel-loadgen
-head_bin=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/release/tickwheel-loadgen
+head_bin="${CARGO_TARGET_DIR:-target}/release/tickwheel-loadgen"
 
 echo "== paired gate: ${PAIRS:-5} pairs of: ${command[*]}"
 "$head_bin" paired --base target/paired-base-target/release/tickwheel-loadgen \

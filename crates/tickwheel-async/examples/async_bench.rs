@@ -372,6 +372,17 @@ fn runtime(workers: usize) -> Runtime {
         .expect("tokio runtime")
 }
 
+/// Every task's output, in spawn order.
+fn join_all<T>(rt: &Runtime, tasks: Vec<tokio::task::JoinHandle<T>>, what: &str) -> Vec<T> {
+    rt.block_on(async {
+        let mut out = Vec::with_capacity(tasks.len());
+        for t in tasks {
+            out.push(t.await.expect(what));
+        }
+        out
+    })
+}
+
 fn tickwheel_builder() -> Builder {
     Builder::new().shards(SHARDS)
 }
@@ -528,13 +539,7 @@ fn create_drop<M: Maker>(
                 )))
             })
             .collect();
-        let laps: Vec<Lap> = rt.block_on(async {
-            let mut laps = Vec::new();
-            for t in tasks {
-                laps.push(t.await.expect("worker task"));
-            }
-            laps
-        });
+        let laps: Vec<Lap> = join_all(rt, tasks, "worker task");
         let cpu = cpu_ns() - cpu0;
         for lap in &laps {
             assert_eq!(
@@ -1033,13 +1038,7 @@ fn burst<M: Maker>(
                 rt.spawn(tokio::task::unconstrained(task))
             })
             .collect();
-        let tallies: Vec<BurstTally> = rt.block_on(async {
-            let mut tallies = Vec::new();
-            for t in tasks {
-                tallies.push(t.await.expect("burst task"));
-            }
-            tallies
-        });
+        let tallies: Vec<BurstTally> = join_all(rt, tasks, "burst task");
         if round == 0 {
             continue; // the warm-up round
         }

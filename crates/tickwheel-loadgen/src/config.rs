@@ -327,12 +327,7 @@ impl Config {
             }
             check_writable(dir)?;
         }
-        if !(1.0..=MAX_SLOWDOWN).contains(&args.slowdown) {
-            return Err(Error::Input(format!(
-                "--slowdown must be in 1..={MAX_SLOWDOWN} (1 is off), got {}",
-                args.slowdown
-            )));
-        }
+        check_slowdown(args.slowdown)?;
         let thresholds = Thresholds::parse(&args.report.max_lateness, &args.report.max_cost)?;
         thresholds.check_repeatable(clock == Clock::Virtual && service.is_none(), args.repeat)?;
         check_writable(&args.report.out)?;
@@ -375,6 +370,16 @@ pub(crate) const MAX_CONNECTIONS: u32 = 100_000_000;
 
 /// The largest `--slowdown` factor.
 pub(crate) const MAX_SLOWDOWN: f64 = 10.0;
+
+/// Refuses a `--slowdown` factor outside `1..=MAX_SLOWDOWN`.
+pub(crate) fn check_slowdown(factor: f64) -> Result<(), Error> {
+    if (1.0..=MAX_SLOWDOWN).contains(&factor) {
+        return Ok(());
+    }
+    Err(Error::Input(format!(
+        "--slowdown must be in 1..={MAX_SLOWDOWN} (1 is off), got {factor}"
+    )))
+}
 
 /// The most runs `--repeat` may ask for per implementation.
 pub(crate) const MAX_REPEAT: u32 = 100;

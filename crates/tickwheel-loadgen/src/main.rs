@@ -166,12 +166,7 @@ fn replay(
     slowdown: f64,
     args: &args::ReportArgs,
 ) -> Result<u8, Error> {
-    if !(1.0..=config::MAX_SLOWDOWN).contains(&slowdown) {
-        return Err(Error::Input(format!(
-            "--slowdown must be in 1..={} (1 is off), got {slowdown}",
-            config::MAX_SLOWDOWN
-        )));
-    }
+    config::check_slowdown(slowdown)?;
     if !(1..=config::MAX_REPEAT).contains(&repeat) {
         return Err(Error::Input(format!(
             "--repeat must be in 1..={}, got {repeat}",

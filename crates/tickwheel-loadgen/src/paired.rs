@@ -12,7 +12,7 @@
 //! a pair whose counts differ means the builds did not run the same workload, or one timer
 //! misbehaved, and fails the gate too.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde::Serialize;
@@ -60,22 +60,19 @@ pub(crate) fn paired(
 ) -> Result<u8, Error> {
     check_args(pairs, tolerance, command)?;
     let mut runs: Vec<(Figures, Figures)> = Vec::new();
-    for pair in 0..pairs {
-        // A B, then B A: neither build always runs first in a pair.
-        let order = if pair % 2 == 0 {
-            ["base", "head"]
-        } else {
-            ["head", "base"]
+    for pair in 1..=pairs {
+        let side = |name: &str, bin: &Path| {
+            eprintln!("paired: pair {pair} of {pairs}, {name}");
+            run(bin, command, &out.join(format!("{name}-{pair}")))
         };
-        let mut got = [Figures::new(), Figures::new()];
-        for side in order {
-            let (bin, slot) = if side == "base" { (base, 0) } else { (head, 1) };
-            let dir = out.join(format!("{side}-{}", pair + 1));
-            eprintln!("paired: pair {} of {pairs}, {side}", pair + 1);
-            got[slot] = run(bin, command, &dir)?;
-        }
-        let [b, h] = got;
-        runs.push((b, h));
+        // A B, then B A: neither build always runs first in a pair.
+        runs.push(if pair % 2 == 1 {
+            let b = side("base", base)?;
+            (b, side("head", head)?)
+        } else {
+            let h = side("head", head)?;
+            (side("base", base)?, h)
+        });
     }
     let judged = judge(&runs, tolerance)?;
     let verdict = Verdict {
@@ -142,7 +139,7 @@ fn run(bin: &Path, command: &[String], dir: &Path) -> Result<Figures, Error> {
 }
 
 /// Each implementation's name, ops/s and counts (scheduled, cancelled, reset, fired).
-fn figures(path: &PathBuf) -> Result<Figures, Error> {
+fn figures(path: &Path) -> Result<Figures, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading", path, e))?;
     let bad = || Error::Input(format!("{}: not a load generator report", path.display()));
     let json: Value = serde_json::from_str(&text).map_err(|_| bad())?;

@@ -89,8 +89,6 @@ pub struct HashedWheel<T> {
     mask: u64,
     /// Every timer not in the ring, by slab index.
     far: IndexedHeap<u32>,
-    /// The far heap's first deadline.
-    far_first: Option<Tick>,
     /// Room to reserve in `far` when its first timer comes (see [`Options::preallocate`]).
     far_room: usize,
     /// Timers in the ring.
@@ -174,7 +172,6 @@ impl<T> HashedWheel<T> {
             occupied: vec![0; n.div_ceil(64)].into_boxed_slice(),
             mask: n as u64 - 1,
             far: IndexedHeap::with(Options::new().start(options.start)),
-            far_first: None,
             far_room: pre,
             in_ring: 0,
             bound: Cell::new(0),
@@ -249,11 +246,10 @@ impl<T> HashedWheel<T> {
         (e.far, e.prev, e.next) = (true, key.index, key.generation);
     }
 
-    /// Ends a call on the far heap: counts its work and notes its first deadline.
+    /// Ends a call on the far heap: counts its work.
     #[inline]
     fn far_done(&mut self) {
         self.add_work(self.far.last_call_work());
-        self.far_first = self.far.next_deadline();
     }
 
     /// Takes timer `index` out of its place.
@@ -266,13 +262,19 @@ impl<T> HashedWheel<T> {
             self.far_done();
             return;
         }
-        let s = self.slot_of(e.deadline);
+        self.unlink_ring(self.slot_of(e.deadline), index);
+        // `bound` stays a valid lower bound.
+    }
+
+    /// Unlinks ring timer `index` from slot `s`; returns whether that emptied the slot.
+    fn unlink_ring(&mut self, s: usize, index: u32) -> bool {
         self.slots[s].unlink(&mut self.slab, index);
-        if self.slots[s].is_empty() {
+        self.in_ring -= 1;
+        let emptied = self.slots[s].is_empty();
+        if emptied {
             self.occupied[s / 64] &= !(1 << (s % 64));
         }
-        self.in_ring -= 1;
-        // `bound` stays a valid lower bound.
+        emptied
     }
 
     /// The first busy slot at or after ring position `start`, looking at most `len` slots
@@ -323,7 +325,7 @@ impl<T> HashedWheel<T> {
     #[inline(always)]
     fn sweep(&mut self) -> Option<Expired<T>> {
         let now = self.now;
-        let far_due = self.far_first.filter(|&f| f <= now);
+        let far_due = self.far.next_deadline().filter(|&f| f <= now);
         let end = far_due.map_or(now, |f| f.saturating_sub(1));
         let (b, mut looked) = (self.bound.get(), false);
         if end > self.cursor {
@@ -356,12 +358,10 @@ impl<T> HashedWheel<T> {
             self.add_work(1);
             self.cursor = t - 1;
         }
-        let Some(index) = self.slots[s].pop_front(&mut self.slab) else {
+        let Some(index) = self.slots[s].head(&self.slab) else {
             unreachable!("the bitmap marks an empty slot");
         };
-        self.in_ring -= 1;
-        if self.slots[s].is_empty() {
-            self.occupied[s / 64] &= !(1 << (s % 64));
+        if self.unlink_ring(s, index) {
             self.cursor = t;
         }
         self.add_work(1);
@@ -436,7 +436,7 @@ impl<T> Timer<T> for HashedWheel<T> {
     #[inline]
     fn poll(&mut self, now: Tick) -> Option<Expired<T>> {
         self.now = self.now.max(now);
-        if self.cursor >= self.now && self.far_first.map_or(true, |f| f > self.now) {
+        if self.cursor >= self.now && self.far.next_deadline().map_or(true, |f| f > self.now) {
             return None; // idle turn, inlined: nothing new can be due
         }
         self.poll_due()
@@ -445,7 +445,7 @@ impl<T> Timer<T> for HashedWheel<T> {
     fn next_deadline(&self) -> Option<Tick> {
         let b = self.bound.get();
         if b > self.cursor && self.in_ring != 0 {
-            return Some(self.far_first.map_or(b, |f| f.min(b))); // known: no work
+            return Some(self.far.next_deadline().map_or(b, |f| f.min(b))); // known: no work
         }
         let start = self.work.get();
         let ring = if self.in_ring == 0 {
@@ -454,7 +454,7 @@ impl<T> Timer<T> for HashedWheel<T> {
             self.ring_first()
         };
         self.note_work(start);
-        ring.into_iter().chain(self.far_first).min()
+        ring.into_iter().chain(self.far.next_deadline()).min()
     }
 
     fn deadline(&self, key: TimerKey) -> Option<Tick> {
@@ -503,7 +503,7 @@ impl<T> Timer<T> for HashedWheel<T> {
         order.sort_by_key(|&(deadline, in_ring, _)| (deadline, in_ring));
         self.slots.fill(Slot::EMPTY);
         self.occupied.fill(0);
-        (self.in_ring, self.far_first) = (0, None);
+        self.in_ring = 0;
         self.stats.drained += order.len() as u64;
         order
             .into_iter()

@@ -3,7 +3,7 @@
 //!
 //! The slot names its tail, and the tail's `next` is the head; `prev` links run from the tail
 //! back to the head, whose `prev` is `NIL`. A push touches only the tail's entry and the new
-//! one. `tail == NIL` iff the slot is empty. Push, unlink and pop are O(1).
+//! one. `tail == NIL` iff the slot is empty. Push, unlink and head are O(1).
 
 use core::num::NonZeroU32;
 
@@ -112,20 +112,16 @@ impl Slot {
         }
     }
 
-    pub(crate) fn pop_front<T>(&mut self, slab: &mut Slab<Entry<T>>) -> Option<u32> {
-        if self.tail == NIL {
-            return None;
-        }
-        let head = slab.at(self.tail).next;
-        self.unlink(slab, head);
-        Some(head)
+    /// The first timer in, if any.
+    pub(crate) fn head<T>(&self, slab: &Slab<Entry<T>>) -> Option<u32> {
+        (self.tail != NIL).then(|| slab.at(self.tail).next)
     }
 
     /// Walks the list from its head, checking its links; returns the entries in order. For
     /// invariant checks and `drain`.
     pub(crate) fn collect<T>(&self, slab: &Slab<Entry<T>>) -> alloc::vec::Vec<u32> {
         let mut out = alloc::vec::Vec::new();
-        let (mut prev, mut cur) = (NIL, slab.try_at(self.tail).map_or(NIL, |e| e.next));
+        let (mut prev, mut cur) = (NIL, self.head(slab).unwrap_or(NIL));
         while prev != self.tail {
             assert!(out.len() < slab.len(), "slot list does not close");
             assert_eq!(slab.at(cur).prev, prev, "broken prev link at {cur}");
