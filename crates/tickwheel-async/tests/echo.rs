@@ -21,7 +21,7 @@ use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 
 /// Connections, half busy and half idle.
-const CONNS: usize = 1_000;
+const CONNECTIONS: usize = 1_000;
 /// The server's idle timeout.
 const IDLE: Duration = Duration::from_millis(400);
 /// How often a busy connection sends a line: a quarter of the idle timeout.
@@ -113,7 +113,7 @@ async fn connect(
     start: Instant,
     shared: &Arc<Shared>,
 ) -> (TcpStream, Open) {
-    let turn = start + SPREAD * id as u32 / CONNS as u32;
+    let turn = start + SPREAD * id as u32 / CONNECTIONS as u32;
     tokio::time::sleep_until(turn.into()).await;
     let stream = tokio::time::timeout(IO_WITHIN, TcpStream::connect(addr))
         .await
@@ -199,11 +199,11 @@ async fn join<T>(task: JoinHandle<T>) -> T {
 async fn idle_connections_close_after_the_timeout_and_busy_ones_stay_open() {
     // Both ends of every connection are in this process, plus the listener, the runtime's and
     // the harness's own descriptors.
-    let needed = 2 * CONNS as u64 + 64;
+    let needed = 2 * CONNECTIONS as u64 + 64;
     let limit = rlimit::increase_nofile_limit(4_096).expect("read or raise RLIMIT_NOFILE");
     assert!(
         limit >= needed,
-        "the open-file limit is {limit}, below the {needed} that {CONNS} loopback connections \
+        "the open-file limit is {limit}, below the {needed} that {CONNECTIONS} loopback connections \
          need (raise the hard limit: ulimit -Hn)"
     );
 
@@ -215,11 +215,11 @@ async fn idle_connections_close_after_the_timeout_and_busy_ones_stay_open() {
 
     let test_start = Instant::now();
     let shared = Arc::new(Shared {
-        idle_left: AtomicUsize::new(CONNS / 2),
+        idle_left: AtomicUsize::new(CONNECTIONS / 2),
         ..Shared::default()
     });
     let (mut busy_tasks, mut idle_tasks) = (Vec::new(), Vec::new());
-    for id in 0..CONNS {
+    for id in 0..CONNECTIONS {
         let shared = Arc::clone(&shared);
         if id % 2 == 0 {
             busy_tasks.push(tokio::spawn(busy(addr, id, test_start, shared)));
@@ -283,10 +283,10 @@ async fn idle_connections_close_after_the_timeout_and_busy_ones_stay_open() {
     let stats = handle.stats();
     assert_eq!(
         stats.fired,
-        (CONNS / 2) as u64,
+        (CONNECTIONS / 2) as u64,
         "timers fired: {}, idle connections: {}",
         stats.fired,
-        CONNS / 2
+        CONNECTIONS / 2
     );
 
     let since_sent = idles.iter().map(|c| c.closed.duration_since(c.sent));
@@ -296,13 +296,13 @@ async fn idle_connections_close_after_the_timeout_and_busy_ones_stay_open() {
          line ({min:?}..{max:?} after its echo, whose round trip took up to {:?}; {eofs} by end \
          of stream, the rest by a connection reset), all by {idle_done:?}; {} busy ones got {echoes} \
          echoes, all open at {busy_done:?}; {} idle-timer resets",
-        CONNS,
+        CONNECTIONS,
         shared.peak.load(Ordering::SeqCst),
         idles.len(),
         since_sent.clone().min().expect("idle connections"),
         since_sent.max().expect("idle connections"),
         round_trip.max().expect("idle connections"),
-        CONNS / 2,
+        CONNECTIONS / 2,
         stats.reset
     );
 }

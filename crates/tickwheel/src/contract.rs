@@ -1,7 +1,7 @@
 //! The contract suite: one expectation per function, run against any [`Timer`].
 //!
 //! Each function takes a constructor (`Fn(Options) -> X`) and panics with a message naming the
-//! implementation when the contract is broken. [`contract_suite!`](crate::contract_suite)
+//! implementation when the contract is broken. [`contract_suite!`]
 //! instantiates every case as a `#[test]`, so a failure names the implementation and the case.
 //! The crate runs it for all four designs; run it for your own `Timer` the same way:
 //!
@@ -632,6 +632,7 @@ pub fn next_deadline_precision<X: Timer<u64>>(make: &dyn Fn(Options) -> X) {
 /// }
 /// # fn main() {}
 /// ```
+#[doc(hidden)] // shown in this module, through the re-export below
 #[macro_export]
 macro_rules! contract_suite {
     ($make:expr) => {
@@ -661,3 +662,6 @@ macro_rules! contract_suite {
         )*
     };
 }
+
+#[doc(inline)]
+pub use crate::contract_suite;

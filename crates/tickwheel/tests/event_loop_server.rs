@@ -17,8 +17,10 @@ use std::time::{Duration, Instant};
 
 use client::Role;
 
-/// Connections of each kind.
-const N: usize = 50;
+/// Connections in all (`docs/embedding.md` quotes it; `tests/readme.rs` checks).
+const CONNECTIONS: usize = 100;
+/// Connections of each kind: chatty and idle.
+const N: usize = CONNECTIONS / 2;
 const IDLE: Duration = Duration::from_millis(500);
 const CHATTY_EVERY: Duration = Duration::from_millis(100);
 /// Chatty connections must outlive this many idle timeouts.

@@ -97,12 +97,6 @@ fn readme_carries_the_crate_facts() {
     ] {
         assert!(readme.contains(timer), "README names {timer}");
     }
-    let version = env!("CARGO_PKG_VERSION");
-    let minor = version.rsplit_once('.').map_or(version, |(head, _)| head);
-    assert!(
-        readme.contains(&format!("tickwheel = \"{minor}\"")),
-        "README's Cargo.toml line asks for version {minor}"
-    );
 }
 
 /// The design guide states the core crate's run-time dependencies ("no run-time
@@ -149,7 +143,7 @@ fn design_guide_names_the_run_time_dependencies() {
 fn quoted_work_bounds_match_the_code() {
     let bound = tickwheel::HierarchicalWheel::<()>::max_call_work_bound().to_string();
     let quotes = [
-        ("README.md", "at most {} units of work"),
+        ("README.md", "at most {} [units of work]"),
         ("docs/design.md", "at most {} units of work"),
         ("docs/benchmarks.md", "({} units of work at most)"),
         (
@@ -222,5 +216,103 @@ fn the_ci_steps_listed_are_the_ones_ci_runs() {
             arch_list.contains(words),
             "ARCHITECTURE.md's list of CI steps lacks {words:?}"
         );
+    }
+}
+
+/// `docs/embedding.md` says how many loopback connections each example's integration test
+/// opens; this keeps each count equal to the test's own `CONNECTIONS`.
+#[test]
+fn quoted_connection_counts_match_the_example_tests() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
+    let read = |file: &str| std::fs::read_to_string(format!("{root}{file}")).ok();
+    let Some(guide) = read("docs/embedding.md") else {
+        eprintln!("not a checkout, skipped");
+        return;
+    };
+    // The guide's words for each test, as they follow its count.
+    let tests = [
+        (
+            "crates/tickwheel/tests/event_loop_server.rs",
+            "for the event loop",
+        ),
+        (
+            "crates/tickwheel-service/tests/threaded_server.rs",
+            "for the threaded server",
+        ),
+        (
+            "crates/tickwheel-async/tests/echo.rs",
+            "for the async echo server on tokio",
+        ),
+        (
+            "crates/tickwheel-async/tests/smol_echo.rs",
+            "for the async echo server on smol",
+        ),
+    ];
+    let sentence: String = guide
+        .lines()
+        .skip_while(|l| !l.contains("over loopback connections:"))
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
+    for (file, words) in tests {
+        let code = read(file).unwrap_or_else(|| panic!("{file} is missing"));
+        let count: usize = code
+            .lines()
+            .find_map(|l| l.strip_prefix("const CONNECTIONS: usize = "))
+            .and_then(|v| v.trim_end_matches(';').replace('_', "").parse().ok())
+            .unwrap_or_else(|| panic!("{file} has no `const CONNECTIONS: usize = N;`"));
+        // The count as the guide writes it: 1,000 with a comma.
+        let shown = if count >= 1_000 {
+            format!("{},{:03}", count / 1_000, count % 1_000)
+        } else {
+            count.to_string()
+        };
+        let quoted = sentence.contains(&format!("{shown} {words}"));
+        assert!(
+            quoted,
+            "docs/embedding.md should say `{shown} {words}` ({file} opens {count}): {sentence:?}"
+        );
+    }
+}
+
+/// Whether the crates are on crates.io decides how their READMEs tell a reader to depend on
+/// them. The repository's README states it ("Not on crates.io yet" until they are); this keeps
+/// each library crate's README consistent with that statement: a path dependency and no
+/// crates.io or docs.rs link while unpublished, `NAME = "MAJOR.MINOR"` once published.
+#[test]
+fn crate_readmes_install_line_follows_the_publishing_state() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
+    let read = |file: &str| std::fs::read_to_string(format!("{root}{file}")).ok();
+    let Some(readme) = read("README.md") else {
+        eprintln!("not a checkout, skipped");
+        return;
+    };
+    let published = !readme.contains("Not on crates.io yet");
+    let version = env!("CARGO_PKG_VERSION");
+    let minor = version.rsplit_once('.').map_or(version, |(head, _)| head);
+    for name in ["tickwheel", "tickwheel-service", "tickwheel-async"] {
+        let file = format!("crates/{name}/README.md");
+        let text = read(&file).unwrap_or_else(|| panic!("{file} is missing"));
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} = ")))
+            .unwrap_or_else(|| panic!("{file} gives no `{name} = …` dependency line"));
+        if published {
+            let want = format!("{name} = \"{minor}\"");
+            assert!(line.starts_with(&want), "{file}: {line:?}, want {want:?}");
+        } else {
+            let want = format!("{name} = {{ path = \"path/to/tickwheel/crates/{name}\"");
+            assert!(
+                line.starts_with(&want),
+                "README.md says the crates are not on crates.io, so {file} should depend by \
+                 path: {line:?}, want {want:?}"
+            );
+            for link in ["crates.io/crates/", "docs.rs/"] {
+                assert!(
+                    !text.contains(link),
+                    "{file} links {link} while the crates are not published"
+                );
+            }
+        }
     }
 }
