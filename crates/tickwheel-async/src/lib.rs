@@ -34,6 +34,11 @@
 //!   arms a timer at a past tick, which wakes the driver to fire it at once. So a sleep
 //!   dropped unpolled, or a timeout whose future is ready at its first poll, costs no timer at
 //!   all.
+//! - **Fired by the tasks too.** The service's driver thread fires the sleeps. When it is
+//!   late, as when busy worker threads keep it off a core while many sleeps come due, a sleep
+//!   that arms first fires the timers already due on its own thread
+//!   ([`TimerHandle::fire_due`](tickwheel_service::TimerHandle::fire_due)), as tokio's workers
+//!   fire their timers themselves. That costs one more atomic load when the driver is not late.
 //! - **Drop cancels.** Dropping an armed, pending [`Sleep`] (or [`Timeout`]) cancels its timer
 //!   at once: the service frees it, and nothing wakes the task after the drop.
 //! - **One winner.** A drop or a [`reset`](Sleep::reset) racing the fire either wins (the
@@ -50,12 +55,12 @@
 //! | operation | cost |
 //! |---|---|
 //! | make a `Sleep` or `Timeout` | one clock read and a handle clone (one atomic increment); no allocation, no service call |
-//! | first poll | two atomic loads (the shutdown flag, the driver's latest tick); a deadline passed by then completes here, without a service call |
+//! | first poll | three atomic loads (the shutdown flag, the driver's latest tick and its wake-up tick); a deadline passed by then completes here, without a service call; a late driver's due timers are fired here first |
 //! | first poll that must wait | that, plus one slot allocation and one schedule on the service (one shard lock) |
 //! | later polls | one slot lock; a waker clone only when it changed |
 //! | `reset` | armed: one reset on the service (one shard lock); unarmed or completed, or when that reset finds the timer fired: one clock read |
 //! | drop | unarmed or completed: none; armed: one cancel (one shard lock), and the slot is freed |
-//! | fire | the driver locks the slot and wakes its waker |
+//! | fire | the driver (or a sleep arming while the driver is late) locks the slot and wakes its waker |
 //!
 //! | item | what |
 //! |---|---|

@@ -17,7 +17,9 @@
 //!   the earliest deadline over all shards: an idle service uses no CPU (no periodic tick, unlike
 //!   Netty's 1 ms `HashedWheelTimer`). It publishes the tick it sleeps until in an atomic; a
 //!   schedule or reset only unparks it when it brings that deadline earlier, so no wake-up is lost
-//!   and ordinary schedules pay no syscall.
+//!   and ordinary schedules pay no syscall. A thread that makes timers anyway may take a late
+//!   driver's turn itself with [`TimerHandle::fire_due`] (callback deliveries only), so timers
+//!   due together need not wait for the driver thread to get a core.
 //! - **Cancel racing fire has exactly one winner.** A timer the driver polled out of its shard
 //!   (under the lock) is delivered; `cancel` succeeds only if it removes the timer from the shard
 //!   itself, and then returns the payload, which is never delivered.

@@ -329,6 +329,48 @@ impl<T, X: Timer<T>> TimerHandle<T, X> {
         self.shared.turned.load(Ordering::Relaxed)
     }
 
+    /// Delivers, on the calling thread, the timers already due that the driver thread has not
+    /// taken yet; returns how many. `seen` is a tick the caller's clock reached lately (as
+    /// [`TickClock::now_tick`] gave it): when nothing is due by `seen` (the driver sleeps past
+    /// it) or a turn looked at `seen` already, this costs two atomic loads and does nothing.
+    /// Otherwise it takes the driver's turns itself, until nothing more is due, at the clock's
+    /// own `now` (never early, whatever `seen` says), and the callback runs here.
+    ///
+    /// For a thread that makes timers anyway, so that timers coming due together do not wait
+    /// for the driver thread to get a core while busy threads hold both (`tickwheel-async`
+    /// calls it when a sleep arms). It does nothing (0) with a channel delivery, where a send
+    /// could wait for the very thread that should receive; on a [`ManualDriver`], whose clock
+    /// is the caller's; and while another thread is turning (it never waits for one).
+    ///
+    /// [`ManualDriver`]: crate::ManualDriver
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// use std::time::{Duration, Instant};
+    /// use tickwheel_service::{Builder, Delivery};
+    ///
+    /// let fired = Arc::new(AtomicUsize::new(0));
+    /// let count = fired.clone();
+    /// let delivery = Delivery::callback(move |_| {
+    ///     count.fetch_add(1, Ordering::Relaxed);
+    /// });
+    /// let service = Builder::new().build::<()>(delivery).unwrap();
+    /// service.schedule_after(Duration::from_millis(2), ()).unwrap();
+    /// std::thread::sleep(Duration::from_millis(5));
+    /// let seen = service.clock().now_tick(Instant::now());
+    /// let here = service.fire_due(seen); // 1 if the driver thread had not fired it yet
+    /// assert!(here <= 1);
+    /// while fired.load(Ordering::Relaxed) == 0 {
+    ///     std::thread::yield_now(); // fired once, here or by the driver thread
+    /// }
+    /// assert_eq!(service.stats().fired, 1);
+    /// ```
+    #[inline]
+    pub fn fire_due(&self, seen: Tick) -> usize {
+        crate::driver::fire_due(&self.shared, seen)
+    }
+
     /// Whether the service was shut down (then every call fails with a `Shutdown` error).
     ///
     /// ```

@@ -18,7 +18,6 @@
 //!   keys gets [`KeyError::Failed`].
 
 use std::cell::Cell;
-use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -29,6 +28,7 @@ use hdrhistogram::Histogram;
 use parking_lot::Mutex;
 use tickwheel::{Tick, TickClock, Timer};
 
+use crate::driver::Turner;
 use crate::stats::{new_lateness_histogram, ShardCounters};
 use crate::{KeyError, ScheduleError, ServiceKey, ServiceStats, Unfired};
 
@@ -112,7 +112,9 @@ pub(crate) struct Shared<T, X> {
     pub(crate) turned: AtomicU64,
     /// Lateness in µs; written by the driver once per batch.
     pub(crate) lateness: Mutex<Histogram<u64>>,
-    _payload: PhantomData<fn(T) -> T>,
+    /// A turn's delivery and buffers: whoever holds the lock turns (see `driver`); `None` once
+    /// the driver has exited.
+    pub(crate) turner: Mutex<Option<Turner<T>>>,
 }
 
 /// Gives each thread a fixed shard preference: a thread's timers share one shard (and so keep
@@ -136,7 +138,7 @@ fn shard_hint() -> usize {
 }
 
 impl<T, X: Timer<T>> Shared<T, X> {
-    pub(crate) fn new(timers: Vec<X>, clock: TickClock) -> Self {
+    pub(crate) fn new(timers: Vec<X>, clock: TickClock, turner: Turner<T>) -> Self {
         Self {
             shards: timers
                 .into_iter()
@@ -162,7 +164,7 @@ impl<T, X: Timer<T>> Shared<T, X> {
             empty_wakeups: AtomicU64::new(0),
             turns: AtomicU64::new(0),
             lateness: Mutex::new(new_lateness_histogram()),
-            _payload: PhantomData,
+            turner: Mutex::new(Some(turner)),
         }
     }
 
