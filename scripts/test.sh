@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README's test command: every test in the workspace, in release mode so the model test can run
-# tens of thousands of generated sequences per implementation within CI's budget. Ends with one
+# its 10,000 generated sequences per implementation within CI's budget. Ends with one
 # summary line over every test binary and doc-test run.
 set -euo pipefail
 cd "$(dirname "$0")/.."

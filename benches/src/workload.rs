@@ -11,7 +11,7 @@
 //! | `poll_idle` | N timers due in [60 s, 120 s]; `poll(now)` then `next_deadline()` at a `now` with nothing due (`DelayQueue`: `poll_expired` only, see [`Adapter::idle_turn`]) | one poll + next_deadline (an event-loop turn) |
 //!
 //! All use fixed seeds, so every adapter sees the same deadlines and the same victims. The first
-//! three and `expire` start from a fresh structure each iteration (built outside the timed
+//! two and `expire` start from a fresh structure each iteration (built outside the timed
 //! region); the others keep one structure at N live timers across iterations (steady state).
 
 use std::collections::VecDeque;

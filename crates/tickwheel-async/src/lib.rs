@@ -75,7 +75,7 @@
 //! A [`Sleep`] is 40 bytes, wherever the task keeps it (a [`Timeout`] is its future plus
 //! one). Unarmed or completed, that is all. Armed and pending, add its slot (24 bytes in an
 //! `Arc`: 40, 48 with the allocator's header) and the service's wheel entry (a 24-byte slab
-//! slot and a 12-byte reference). Without `unsafe`, the wheel cannot link the future itself,
+//! entry and an 8-byte list link). Without `unsafe`, the wheel cannot link the future itself,
 //! as tokio's intrusive timer entries do, so the slot is the price of sharing a waker safely.
 
 mod error;

@@ -25,7 +25,8 @@
 //!   itself, and then returns the payload, which is never delivered.
 //! - **Faults stay contained.** A panicking callback is caught and counted; later timers still
 //!   fire. A slow callback makes later timers late, never lost (the lateness histogram shows it).
-//!   At capacity a schedule fails with the payload. `shutdown` hands back every unfired payload,
+//!   At capacity a schedule fails with the payload. A panic inside a shard's timer fails that
+//!   shard alone (`Failed` errors for its keys; schedules go to the others). `shutdown` hands back every unfired payload,
 //!   and every later call fails with a permanent `Shutdown` error; dropping the service shuts it
 //!   down and joins the driver.
 //! - **Deterministic core.** The driver's step is [`ManualDriver::turn`]`(now)`: the same code the
@@ -59,10 +60,10 @@
 //! | [`Builder`] | resolution, shards, capacity, preallocate; `build(delivery)`, `build_with(delivery, factory)`, `build_manual*` |
 //! | [`Delivery`] | `Delivery::channel()` → (delivery, `Receiver<Fired<T>>`), or `Delivery::callback(f)` |
 //! | [`TimerService`] | owns the driver; derefs to a [`TimerHandle`]; `shutdown()` → `Vec<Unfired<T>>` |
-//! | [`TimerHandle`] | `schedule_at/after/at_tick`, `cancel`, `reset_at/after/at_tick`, `deadline`, `pending`, `stats` |
+//! | [`TimerHandle`] | `schedule_at/after/at_tick`, `cancel`, `reset_at/after/at_tick`, `deadline`, `pending`, `stats`, `fire_due` |
 //! | [`ManualDriver`] | the driver's step without a thread: `turn(now)`, `run_due(now)`, `arm(now)`, `woken()` |
-//! | [`ServiceStats`] | pending, scheduled, cancelled, reset, fired, drained, panicked, rejected, undelivered, lateness histogram |
-//! | errors | [`ScheduleError`] (`Full(T)`, `Shutdown(T)`), [`KeyError`] (`NotPending`, `Shutdown`), [`BuildError`] |
+//! | [`ServiceStats`] | pending, scheduled, cancelled, reset, fired, drained, panicked, timer panics, failed shards, allocated bytes, rejected, undelivered, wake-ups, empty wake-ups, turns, shards, lateness histogram |
+//! | errors | [`ScheduleError`] (`Full(T)`, `Shutdown(T)`, `Failed(T)`), [`KeyError`] (`NotPending`, `Shutdown`, `Failed`), [`BuildError`] |
 
 mod builder;
 mod delivery;

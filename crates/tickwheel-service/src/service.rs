@@ -69,7 +69,8 @@ impl<T, X: Timer<T>> TimerHandle<T, X> {
     ///
     /// # Errors
     /// [`ScheduleError::Full`] when the service is at capacity, [`ScheduleError::Shutdown`]
-    /// after shutdown; both hand the payload back.
+    /// after shutdown, [`ScheduleError::Failed`] when every shard failed (a panic in its
+    /// timer); each hands the payload back.
     ///
     /// ```
     /// use std::time::{Duration, Instant};
@@ -145,7 +146,8 @@ impl<T, X: Timer<T>> TimerHandle<T, X> {
     ///
     /// # Errors
     /// [`KeyError::NotPending`] when the timer fired (or is being delivered) or was cancelled;
-    /// [`KeyError::Shutdown`] after shutdown.
+    /// [`KeyError::Shutdown`] after shutdown; [`KeyError::Failed`] when the key's shard failed
+    /// (a panic in its timer).
     ///
     /// ```
     /// use std::time::Duration;

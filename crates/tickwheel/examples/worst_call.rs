@@ -9,8 +9,9 @@
 //! - **one deadline**: 1,000,000 timers due at the same tick, drained;
 //! - **far jump**: 1,000,000 timers spread over 2^33 ticks, drained by polls at a `now` past
 //!   all of them;
-//! - **farther jump**: the same over 2^40 ticks, past where a six-level wheel ends (2^36);
-//! - **span crossing**: 1,000,000 timeouts up to 60 s out, started 30 s before tick 2^36 and
+//! - **farther jump**: the same over 2^40 ticks, past the hierarchical wheel's level 6
+//!   (2^36 = 64^6);
+//! - **level-6 crossing**: 1,000,000 timeouts up to 60 s out, started 30 s before tick 2^36 and
 //!   polled whenever `next_deadline` asks;
 //! - **churn**: 1,000,000 timers; 4,000,000 cancels, each followed by an insert at a random
 //!   deadline up to 100 s out, with a poll every 100 operations (the lazy heap's dead elements
@@ -252,7 +253,7 @@ fn farther_jump<X: Timer<u64> + FromOptions>() -> Run {
     jump::<X>(1 << 40)
 }
 
-fn span_crossing<X: Timer<u64> + FromOptions>() -> Run {
+fn level6_crossing<X: Timer<u64> + FromOptions>() -> Run {
     let origin: Tick = (1 << 36) - 30_000;
     let mut t =
         X::from_options(Options::new().preallocate(N as usize).start(origin)).expect("valid");
@@ -356,9 +357,9 @@ fn cancelled_ahead<X: Timer<u64> + FromOptions>() -> Run {
     Run::of(&t, calls, start)
 }
 
-/// 1,000,000 timers due at one tick; all but the first cancelled, in order: the lazy heap
-/// keeps the dead elements (fewer than the live ones, so no rebuild), and the poll that fires
-/// the first pops all of them.
+/// 1,000,000 timers due at one tick; the 499,999 behind the first cancelled, in order: the
+/// cancels tip the lazy heap's rebuild once, and the poll that fires the first pops the dead
+/// elements left behind it since.
 fn cancelled_behind_one<X: Timer<u64> + FromOptions>() -> Run {
     let mut t = fresh::<X>();
     let mut calls = Calls::default();
@@ -446,7 +447,7 @@ const CASES: [&str; 12] = [
     "one deadline",
     "far jump",
     "farther jump",
-    "span crossing",
+    "level-6 crossing",
     "churn",
     "io churn",
     "stall",
@@ -521,7 +522,7 @@ fn main() {
             "one deadline" => rows!(name, one_deadline),
             "far jump" => rows!(name, far_jump),
             "farther jump" => rows!(name, farther_jump),
-            "span crossing" => rows!(name, span_crossing),
+            "level-6 crossing" => rows!(name, level6_crossing),
             "churn" => rows!(name, churn),
             "io churn" => rows!(name, io_churn),
             "stall" => rows!(name, stall),

@@ -538,8 +538,9 @@ pub fn memory_comes_back_after_a_burst<X: Timer<u64>>(make: &dyn Fn(Options) -> 
 /// An event loop that sleeps until `next_deadline` and then polls: every answer is at most
 /// the earliest deadline (so nothing is missed or late), the polls that find nothing are
 /// exactly what [`Stats::empty_wakeups`](crate::Stats::empty_wakeups) counts, and there are
-/// few of them: none on a heap, at most one per level crossed (5) per timer, plus one per
-/// cancel, on a wheel.
+/// few of them: none on a heap, and on a wheel at most 5 per timer plus one per cancel (42
+/// for these 8 timers), though a timer may cross up to 10 of the hierarchical wheel's levels
+/// on its way down.
 ///
 /// # Panics
 /// When the implementation breaks the contract.

@@ -5,7 +5,7 @@
 //! | 1 | `hashed` | [`HashedWheel`] | one ring of 2^k one-tick slots for the next revolution; an indexed heap for the other timers |
 //! | 2 | `hierarchical` | [`HierarchicalWheel`] | 11 levels × 64 slots, a crowded slot split into a finer wheel, cascading |
 //! | 3 | `heap` | [`IndexedHeap`] | 4-ary min-heap with positions: O(log n) cancel, no tombstones |
-//! | 4 | `lazy-heap` | [`LazyHeap`] | binary heap, cancel marks dead, rebuilt when a third dead |
+//! | 4 | `lazy-heap` | [`LazyHeap`] | binary heap, cancel marks dead, rebuilt when more than half as many are dead as live |
 
 use alloc::boxed::Box;
 use core::fmt;

@@ -12,7 +12,7 @@
 //! | [`HashedWheel`] | one ring of 2^k one-tick slots for the next revolution; other timers wait in an indexed heap; every call bounded | I/O timeouts shorter than one revolution (about 65 s at 1 ms ticks by default): the least time in the timer of the bounded designs on the load generator's default I/O workload |
 //! | [`HierarchicalWheel`] | 11 levels × 64 slots (every `u64` tick), a crowded slot split into a finer wheel; every call bounded by [`HierarchicalWheel::max_call_work_bound`] | timeouts of any length, however they spread |
 //! | [`IndexedHeap`] | 4-ary min-heap with positions; every call O(log n) | fewer timers, an exact next deadline |
-//! | [`LazyHeap`] | `std`'s binary heap, cancel marks dead, rebuilt when a third dead | insert-heavy, cancel-light; one call may pop a long run of cancelled timers or rebuild the heap |
+//! | [`LazyHeap`] | `std`'s binary heap, cancel marks dead, rebuilt when more than half as many are dead as live | insert-heavy, cancel-light; one call may pop a long run of cancelled timers or rebuild the heap |
 //!
 //! The measured figures behind this column (time in the timer, lateness, memory, the worst
 //! single call) are in the repository's README and its `docs/compare.md`; the words are defined

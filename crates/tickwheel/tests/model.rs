@@ -53,7 +53,7 @@ enum Op {
     Shrink,
 }
 
-/// Offsets that sit on or next to slot, level, ring and span boundaries.
+/// Offsets that sit on or next to slot, level and ring boundaries.
 fn boundary_delta() -> impl Strategy<Value = u64> {
     let powers = prop::sample::select(vec![
         1u64,

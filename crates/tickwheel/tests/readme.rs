@@ -316,3 +316,35 @@ fn crate_readmes_install_line_follows_the_publishing_state() {
         }
     }
 }
+
+/// ARCHITECTURE.md's code map and the design guide's layout list every script in `scripts/`;
+/// this keeps both lists complete as scripts come and go.
+#[test]
+fn every_script_is_in_the_code_map() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
+    let read = |file: &str| std::fs::read_to_string(format!("{root}{file}")).ok();
+    let (Some(arch), Some(design), Ok(dir)) = (
+        read("ARCHITECTURE.md"),
+        read("docs/design.md"),
+        std::fs::read_dir(format!("{root}scripts")),
+    ) else {
+        eprintln!("not a checkout, skipped");
+        return;
+    };
+    let arch_scripts: String = arch
+        .lines()
+        .skip_while(|l| l.trim() != "### `scripts/`")
+        .take_while(|l| !l.starts_with("## "))
+        .collect();
+    for entry in dir {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        assert!(
+            arch_scripts.contains(&format!("`{name}`")),
+            "ARCHITECTURE.md's scripts/ section does not name {name}"
+        );
+        assert!(
+            design.contains(&format!("`{name}`")),
+            "docs/design.md's layout does not name {name}"
+        );
+    }
+}
