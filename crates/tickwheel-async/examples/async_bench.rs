@@ -14,7 +14,8 @@
 //! 4. wake lateness on the real clock: 20,000 sleeps with deadlines spread over 2 s;
 //! 5. burst lateness: worker tasks create 100,000 sleeps of 1-50 ms per round in batches of
 //!    1,000, polling their set after each batch, then await the rest; on 1 and 2 workers,
-//!    with and without 1,000,000 of the same peer's sleeps pending.
+//!    with and without 1,000,000 of the same peer's sleeps pending; and a light load of
+//!    10,000 per round with them pending.
 //!
 //! tickwheel-async's futures (like tokio's) arm their timer at the first poll that must wait,
 //! so every measurement polls each timer once: what is timed is a registered timer.
@@ -1007,21 +1008,26 @@ async fn burst_task<M: Maker>(m: M, count: usize, salt: usize) -> BurstTally {
 
 struct BurstResult {
     peer: Peer,
-    workers: usize,
-    pending: usize,
+    case: BurstCase,
     hist: Histogram<u64>,
     early: usize,
     cpu_ns: f64,
 }
 
-fn burst<M: Maker>(
-    peer: Peer,
-    m: &M,
-    rt: &Runtime,
+/// One burst case: `per_round` sleeps per round over `workers` tasks, with `pending` others.
+#[derive(Clone, Copy)]
+struct BurstCase {
     workers: usize,
     pending: usize,
-    cfg: &Config,
-) -> BurstResult {
+    per_round: usize,
+}
+
+fn burst<M: Maker>(peer: Peer, m: &M, rt: &Runtime, case: BurstCase, cfg: &Config) -> BurstResult {
+    let BurstCase {
+        workers,
+        pending,
+        per_round,
+    } = case;
     let held: Vec<Pin<Box<M::Fut>>> = {
         let _in_runtime = rt.enter();
         (0..pending).map(|i| armed(m, far(i))).collect()
@@ -1032,7 +1038,7 @@ fn burst<M: Maker>(
         let cpu0 = cpu_ns();
         let tasks: Vec<_> = (0..workers)
             .map(|w| {
-                let count = cfg.burst / workers;
+                let count = per_round / workers;
                 let task = burst_task(m.clone(), count, (round * workers + w) * count);
                 // Unconstrained, as in [1]: tokio's coop budget is not what is measured.
                 rt.spawn(tokio::task::unconstrained(task))
@@ -1048,7 +1054,7 @@ fn burst<M: Maker>(
             total.hist.add(&t.hist).expect("histogram add");
         }
     }
-    let sleeps = (cfg.burst / workers * workers * cfg.burst_rounds) as u64;
+    let sleeps = (per_round / workers * workers * cfg.burst_rounds) as u64;
     assert_eq!(
         total.hist.len(),
         sleeps,
@@ -1059,8 +1065,7 @@ fn burst<M: Maker>(
     settle();
     BurstResult {
         peer,
-        workers,
-        pending,
+        case,
         hist: total.hist,
         early: total.early,
         cpu_ns: cpu as f64 / sleeps as f64,
@@ -1072,28 +1077,42 @@ fn measure_burst(handle: &Handle, cfg: &Config) {
     let mut drivers = Vec::new();
     for workers in [1, 2] {
         let rt = runtime(workers);
-        for pending in [cfg.pending, 0] {
+        // The burst, with and without others pending; then a light load of a tenth.
+        let cases = [
+            (cfg.pending, cfg.burst),
+            (0, cfg.burst),
+            (cfg.pending, cfg.burst / 10),
+        ];
+        for (pending, per_round) in cases {
+            let case = BurstCase {
+                workers,
+                pending,
+                per_round,
+            };
             for peer in Peer::SLEEPS {
                 let before = handle.stats().lateness_us;
                 results.push(with_maker!(peer, handle, |m| burst(
-                    peer, &m, &rt, workers, pending, cfg
+                    peer, &m, &rt, case, cfg
                 )));
                 if peer == Peer::TwSleep {
-                    // The service's own account: when its driver thread delivered each fire.
+                    // The service's own account: when a turn (the driver thread's, or a
+                    // worker's through `fire_due`) delivered each fire.
                     let mut fired = handle.stats().lateness_us;
                     fired
                         .subtract(&before)
                         .expect("the service's lateness only grows");
-                    drivers.push((workers, pending, fired));
+                    drivers.push((case, fired));
                 }
             }
         }
     }
     println!(
         "\n[5] burst lateness on the real clock: per round, the worker tasks create {} sleeps of \
-         1-50 ms between them, in batches of {}, polling their set (a FuturesUnordered) after \
-         each batch and yielding, then await the rest; {} rounds after a warm-up",
+         1-50 ms between them ({} for the light load), in batches of {}, polling their set (a \
+         FuturesUnordered) after each batch and yielding, then await the rest; {} rounds after \
+         a warm-up",
         thousands(cfg.burst),
+        thousands(cfg.burst / 10),
         thousands(BURST_BATCH),
         cfg.burst_rounds
     );
@@ -1104,10 +1123,11 @@ fn measure_burst(handle: &Handle, cfg: &Config) {
     );
     println!();
     println!(
-        "    {:<32} {:>7} {:>9} {:>9} {:>9} {:>10} {:>9} {:>6} {:>11}",
+        "    {:<32} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>6} {:>11}",
         "peer",
         "workers",
         "pending",
+        "per round",
         "p50 us",
         "p99 us",
         "p99.9 us",
@@ -1118,10 +1138,11 @@ fn measure_burst(handle: &Handle, cfg: &Config) {
     for r in &results {
         let us = |q: f64| r.hist.value_at_quantile(q) as f64 / 1e3;
         println!(
-            "    {:<32} {:>7} {:>9} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>6} {:>11.0}",
+            "    {:<32} {:>7} {:>9} {:>9} {:>9.1} {:>9.1} {:>10.1} {:>9.1} {:>6} {:>11.0}",
             r.peer.name(),
-            r.workers,
-            thousands(r.pending),
+            r.case.workers,
+            thousands(r.case.pending),
+            thousands(r.case.per_round),
             us(0.5),
             us(0.99),
             us(0.999),
@@ -1131,15 +1152,16 @@ fn measure_burst(handle: &Handle, cfg: &Config) {
         );
     }
     println!(
-        "\n    tickwheel-async's driver thread alone (the service's lateness histogram: delivery \
-         time - deadline, warm-up round included), us:"
+        "\n    tickwheel-async's turns alone (the service's lateness histogram: delivery time - \
+         deadline, by the driver thread or a worker's fire_due, warm-up round included), us:"
     );
-    for (workers, pending, h) in &drivers {
+    for (case, h) in &drivers {
         println!(
-            "    {:<32} {:>7} {:>9} {:>9} {:>9} {:>10} {:>9}",
-            "  driver delivery",
-            workers,
-            thousands(*pending),
+            "    {:<32} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9}",
+            "  service delivery",
+            case.workers,
+            thousands(case.pending),
+            thousands(case.per_round),
             h.value_at_quantile(0.5),
             h.value_at_quantile(0.99),
             h.value_at_quantile(0.999),

@@ -3,7 +3,7 @@
 //! server wraps its wheel in a `Recorder`; the threaded one runs its service's one shard under
 //! a `Recorder`, whose trace ends when the service drops it.
 
-#[path = "../../tickwheel-service/examples/common/client.rs"]
+#[path = "../../tickwheel/examples/event_loop_server/client.rs"]
 mod client;
 // The tests drive each server through its recording entry point; the rest of their API is
 // the examples'.
@@ -27,9 +27,11 @@ const REQUEST: Duration = Duration::from_millis(150);
 /// Runs the client mix against `addr`, checks the server did its job, and closes the clients;
 /// returns how many were idle and how many stalled mid-request.
 fn drive(addr: std::net::SocketAddr, stuck: bool) -> (usize, usize) {
+    // A quarter busy, a quarter stuck mid-request when the server has a request timeout.
+    let middle = if stuck { Role::Stuck } else { Role::Idle };
     client::ensure_fds(2 * CONNECTIONS as u64 + 64);
     let plan = client::Plan {
-        roles: client::mix(CONNECTIONS, stuck),
+        roles: client::mix(CONNECTIONS, &[Role::Busy, middle, Role::Idle, Role::Idle]),
         ping_every: Duration::from_millis(20),
         min_run: IDLE + Duration::from_millis(200),
         max_run: IDLE + Duration::from_secs(5),

@@ -4,7 +4,7 @@
 //! within a generous bound; busy ones stay open; once the clients are gone the service holds no
 //! timer.
 
-#[path = "../examples/common/client.rs"]
+#[path = "../../tickwheel/examples/event_loop_server/client.rs"]
 mod client;
 #[path = "../examples/threaded_server/server.rs"]
 mod server;
@@ -32,7 +32,10 @@ fn closes_idle_and_stalled_connections_keeps_busy_ones_and_leaks_nothing() {
     })
     .unwrap();
     let plan = client::Plan {
-        roles: client::mix(CONNECTIONS, true),
+        roles: client::mix(
+            CONNECTIONS,
+            &[Role::Busy, Role::Stuck, Role::Idle, Role::Idle],
+        ),
         ping_every: Duration::from_millis(50),
         min_run: IDLE + Duration::from_millis(200),
         max_run: IDLE + GENEROUS,

@@ -40,7 +40,7 @@ fn closes_idle_connections_and_keeps_chatty_ones() {
     .unwrap();
     let plan = client::Plan {
         // Alternating: chatty (busy), idle, chatty, idle, ...
-        roles: client::mix(2 * N, 2),
+        roles: client::mix(CONNECTIONS, &[Role::Busy, Role::Idle]),
         ping_every: CHATTY_EVERY,
         min_run: IDLE * TIMEOUTS_SURVIVED,
         max_run: IDLE * TIMEOUTS_SURVIVED + GENEROUS,

@@ -11,7 +11,7 @@
 //! non-zero if an invariant broke. `--record FILE` writes every timer call of the demo to a
 //! trace (one shard); `tickwheel-loadgen replay FILE` replays it on all four implementations.
 
-#[path = "../common/client.rs"]
+#[path = "../../../tickwheel/examples/event_loop_server/client.rs"]
 mod client;
 mod server;
 
@@ -65,7 +65,7 @@ fn run() -> std::io::Result<bool> {
     let server = server::Server::start_recording(config, record.as_deref())?;
     println!("line echo server on {}; {n} connections, idle {idle:?}, request {request:?}, fd limit {limit}", server.addr());
     let plan = client::Plan {
-        roles: client::mix(n, true),
+        roles: client::mix(n, &[Role::Busy, Role::Stuck, Role::Idle, Role::Idle]),
         ping_every: Duration::from_millis(50),
         min_run: idle + Duration::from_millis(300),
         max_run: idle + Duration::from_secs(10),

@@ -1,8 +1,9 @@
-//! A load client for the event-loop server: many loopback connections in one mio loop, each
-//! playing a role (busy or idle), recording when the server closed it.
+//! A load client for the example servers: many loopback connections in one mio loop, each
+//! playing a role (busy, idle, or stuck mid-request), recording when the server closed it.
 //!
-//! Shared by the example's built-in demo (`main.rs`) and `tests/event_loop_server.rs`.
-//! Bounded: it stops after `max_run` at the latest.
+//! The one copy, shared by path by both example servers (this event-loop server and
+//! `tickwheel-service`'s threaded one), their demos and integration tests, and the load
+//! generator's trace test. Bounded: it stops after `max_run` at the latest.
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -18,6 +19,9 @@ pub(crate) enum Role {
     Busy,
     /// Sends one line, then nothing: the server must close it after its idle timeout.
     Idle,
+    /// Sends one line, then half a request line (no newline), then nothing: a server with a
+    /// request timeout closes it after that.
+    Stuck,
 }
 
 /// How one connection ended.
@@ -49,17 +53,9 @@ struct Conn {
     echoed: usize,
 }
 
-/// The roles for `n` connections: every `busy_every`-th busy, the rest idle.
-pub(crate) fn mix(n: usize, busy_every: usize) -> Vec<Role> {
-    (0..n)
-        .map(|i| {
-            if i % busy_every == 0 {
-                Role::Busy
-            } else {
-                Role::Idle
-            }
-        })
-        .collect()
+/// The roles for `n` connections: `pattern` over and over.
+pub(crate) fn mix(n: usize, pattern: &[Role]) -> Vec<Role> {
+    pattern.iter().copied().cycle().take(n).collect()
 }
 
 /// What [`run`] returns.
@@ -97,10 +93,14 @@ pub(crate) fn run(addr: SocketAddr, plan: &Plan) -> io::Result<Run> {
         std.set_read_timeout(Some(Duration::from_secs(10)))?;
         // Taken just before each send: the server's read, and so its timer, can only be later
         // (a timestamp taken after `write` could be late if this thread is preempted).
-        let last_send = Instant::now();
+        let mut last_send = Instant::now();
         (&std).write_all(b"hello\n")?;
         let mut echo = [0u8; 6];
         (&std).read_exact(&mut echo)?;
+        if role == Role::Stuck {
+            last_send = Instant::now();
+            (&std).write_all(b"GET /never-finished")?;
+        }
         std.set_nonblocking(true)?;
         let mut stream = TcpStream::from_std(std);
         poll.registry()

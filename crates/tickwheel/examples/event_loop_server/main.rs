@@ -18,6 +18,8 @@ mod server;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use client::Role;
+
 fn arg(name: &str) -> Option<u64> {
     let args: Vec<String> = std::env::args().collect();
     let i = args.iter().position(|a| a == name)?;
@@ -66,7 +68,7 @@ fn run() -> std::io::Result<bool> {
         server.addr()
     );
     let plan = client::Plan {
-        roles: client::mix(n, 4),
+        roles: client::mix(n, &[Role::Busy, Role::Idle, Role::Idle, Role::Idle]),
         ping_every: Duration::from_millis(50),
         min_run: idle + Duration::from_millis(300),
         max_run: idle + Duration::from_secs(10),
@@ -77,11 +79,11 @@ fn run() -> std::io::Result<bool> {
         connect_time,
     } = client::run(server.addr(), &plan)?;
     println!("connected in {connect_time:?}");
-    let (busy_n, busy_closed, _, _) = client::summary(&outcomes, client::Role::Busy);
-    let (idle_n, idle_closed, min, max) = client::summary(&outcomes, client::Role::Idle);
+    let (busy_n, busy_closed, _, _) = client::summary(&outcomes, Role::Busy);
+    let (idle_n, idle_closed, min, max) = client::summary(&outcomes, Role::Idle);
     println!(
         "busy: {busy_n} connections, {busy_closed} closed (want 0), {} bytes echoed",
-        client::echoed(&outcomes, client::Role::Busy)
+        client::echoed(&outcomes, Role::Busy)
     );
     println!("idle: {idle_n} connections, {idle_closed} closed after {min:?} ..= {max:?} (want all, >= {idle:?})");
     drop(busy);
