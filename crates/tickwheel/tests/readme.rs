@@ -348,3 +348,69 @@ fn every_script_is_in_the_code_map() {
         );
     }
 }
+
+/// ARCHITECTURE.md's code map names every source, test and example file of the core, async
+/// and load-generator crates (by its path in the crate, by its folder's row, or by name in
+/// its folder's row), so a file added without a line there fails here.
+#[test]
+fn every_file_is_in_the_code_map() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
+    let Ok(arch) = std::fs::read_to_string(format!("{root}ARCHITECTURE.md")) else {
+        eprintln!("not a checkout, skipped");
+        return;
+    };
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut missing = Vec::new();
+    for krate in ["tickwheel", "tickwheel-async", "tickwheel-loadgen"] {
+        let base = std::path::PathBuf::from(format!("{root}crates/{krate}"));
+        let mut found = Vec::new();
+        for part in ["src", "tests", "examples"] {
+            files(&base.join(part), &mut found);
+        }
+        // The crate's section of the map: from its heading to the next.
+        let heading = format!("### `crates/{krate}`");
+        let section: String = arch
+            .lines()
+            .skip_while(|l| !l.starts_with(&heading))
+            .skip(1)
+            .take_while(|l| !l.starts_with("### "))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for path in found {
+            let rel = path
+                .strip_prefix(&base)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let folder = rel.rsplit_once('/').map_or("", |(d, _)| d);
+            let named = section.contains(&format!("`{rel}`"))
+                || section.contains(&format!("`{folder}/`"))
+                    && section.lines().any(|l| {
+                        l.contains(&format!("`{folder}/`")) && l.contains(&format!("`{name}`"))
+                    })
+                || section.contains(&format!("`{folder}/`")) && name == "mod.rs"
+                || rel == "src/lib.rs"
+                || rel == "src/main.rs" && section.contains("`src/main.rs`");
+            if !named {
+                missing.push(format!("crates/{krate}/{rel}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md's code map does not name: {missing:#?}"
+    );
+}
