@@ -36,9 +36,10 @@
 //!   all.
 //! - **Fired by the tasks too.** The service's driver thread fires the sleeps. When it is
 //!   late, as when busy worker threads keep it off a core while many sleeps come due, a sleep
-//!   that arms first fires the timers already due on its own thread
-//!   ([`TimerHandle::fire_due`](tickwheel_service::TimerHandle::fire_due)), as tokio's workers
-//!   fire their timers themselves. That costs one more atomic load when the driver is not late.
+//!   that arms first takes the timers already due and wakes their tasks on its own thread
+//!   ([`TimerHandle::take_due`](tickwheel_service::TimerHandle::take_due)), as tokio's
+//!   workers fire their timers themselves. That costs one more atomic load when the driver is
+//!   not late.
 //! - **Drop cancels.** Dropping an armed, pending [`Sleep`] (or [`Timeout`]) cancels its timer
 //!   at once: the service frees it, and nothing wakes the task after the drop.
 //! - **One winner.** A drop or a [`reset`](Sleep::reset) racing the fire either wins (the

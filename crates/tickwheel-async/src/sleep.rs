@@ -183,11 +183,14 @@ impl Sleep {
     /// The first poll of an unarmed sleep made at tick `made`: completes if the deadline had
     /// passed then, or by the driver's latest turn, else arms. No clock read: a deadline that
     /// passed since then arms a timer at a past tick, which wakes the driver to fire it at
-    /// once. When the driver thread is behind `made` with timers due, this thread fires them
-    /// first (`fire_due`), so a burst's sleeps do not wait for the driver to get a core.
+    /// once. When the driver thread is behind `made` with timers due, this thread takes them
+    /// and wakes their tasks first (`take_due`), so a burst's sleeps do not wait for the
+    /// driver to get a core.
     fn arm(&mut self, cx: &Context<'_>, made: Tick) -> Poll<Result<(), Error>> {
         let service = &self.handle.inner;
-        service.fire_due(made);
+        for fired in service.take_due(made) {
+            fired.payload.finish(Done::Fired);
+        }
         let (state, out) = if service.is_shutdown() {
             (State::Failed(Error::Shutdown), Err(Error::Shutdown))
         } else if made.max(service.last_turn_tick()) >= self.tick {

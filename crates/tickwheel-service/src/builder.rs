@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tickwheel::{ConfigError, FromOptions, HierarchicalWheel, Options, TickClock, Timer};
 
-use crate::driver::{Driver, Turner};
+use crate::driver::Driver;
 use crate::shared::Shared;
 use crate::{BuildError, Delivery, ManualDriver, TimerService};
 
@@ -197,8 +197,8 @@ impl Builder {
         F: FnMut(Options) -> Result<X, ConfigError>,
     {
         let name = self.thread_name.clone();
-        let shared = Arc::new(self.shared(make, Turner::new(delivery, true))?);
-        let driver = Driver::new(shared.clone());
+        let shared = Arc::new(self.shared(make)?);
+        let driver = Driver::new(shared.clone(), delivery, true);
         let thread = std::thread::Builder::new()
             .name(name)
             .spawn(move || driver.run())
@@ -254,11 +254,11 @@ impl Builder {
         X: Timer<T>,
         F: FnMut(Options) -> Result<X, ConfigError>,
     {
-        let shared = Arc::new(self.shared(make, Turner::new(delivery, false))?);
-        Ok(ManualDriver::new(shared))
+        let shared = Arc::new(self.shared(make)?);
+        Ok(ManualDriver::new(shared, delivery))
     }
 
-    fn shared<T, X, F>(self, mut make: F, turner: Turner<T>) -> Result<Shared<T, X>, BuildError>
+    fn shared<T, X, F>(self, mut make: F) -> Result<Shared<T, X>, BuildError>
     where
         X: Timer<T>,
         F: FnMut(Options) -> Result<X, ConfigError>,
@@ -284,7 +284,7 @@ impl Builder {
                 make(options)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Shared::new(timers, clock, turner))
+        Ok(Shared::new(timers, clock))
     }
 }
 

@@ -62,8 +62,7 @@ pub struct Unfired<T> {
     pub payload: T,
 }
 
-/// The callback type: runs once per fired timer, on the driver thread (or a thread that called
-/// [`TimerHandle::fire_due`](crate::TimerHandle::fire_due)).
+/// The callback type: runs on the driver thread, once per fired timer.
 ///
 /// ```
 /// use tickwheel_service::{Callback, Delivery, Fired};
@@ -83,8 +82,7 @@ pub type Callback<T> = Box<dyn FnMut(Fired<T>) + Send + 'static>;
 ///   cannot be sent (every receiver gone, or given up at shutdown) is dropped and counted in
 ///   [`ServiceStats::undelivered`](crate::ServiceStats::undelivered).
 /// * [`Delivery::Callback`]: the driver calls the closure, outside every lock, so it may
-///   schedule, cancel and reset. It runs on the driver thread, or on a thread that called
-///   [`TimerHandle::fire_due`](crate::TimerHandle::fire_due), one turn at a time. A panic is caught and counted
+///   schedule, cancel and reset. A panic is caught and counted
 ///   ([`ServiceStats::panicked`](crate::ServiceStats::panicked)); later timers still fire. A
 ///   slow callback delays the timers behind it; keep it short or hand work off.
 ///
@@ -108,7 +106,7 @@ pub type Callback<T> = Box<dyn FnMut(Fired<T>) + Send + 'static>;
 pub enum Delivery<T> {
     /// Send each fired timer on this channel.
     Channel(Sender<Fired<T>>),
-    /// Call this for each fired timer (see [`Delivery`] for the thread).
+    /// Call this on the driver thread for each fired timer.
     Callback(Callback<T>),
 }
 
@@ -126,7 +124,7 @@ impl<T> Delivery<T> {
         (Self::Channel(tx), rx)
     }
 
-    /// A callback run for each fired timer (see [`Delivery`] for the thread).
+    /// A callback run on the driver thread.
     ///
     /// ```
     /// let delivery = tickwheel_service::Delivery::callback(|fired| drop(fired.payload));

@@ -1,20 +1,12 @@
 //! The driver: takes expired timers out of the shards and delivers them.
 //!
 //! One step, [`Driver::turn`], is the whole of the driver's work for one look at the clock:
-//! lock each shard in turn, poll at most [`BATCH`] expired timers out, unlock, then deliver the
+//! lock each shard in turn, poll at most [`BATCH`](crate::BATCH) expired timers out, unlock, then deliver the
 //! batch (channel send, or the callback under `catch_unwind`) with no lock held. The driver
 //! thread runs `turn` until a turn finds nothing, then [`Driver::arm`]s its sleep (the earliest
 //! `next_deadline` over the shards, published in `wake_at`) and parks until then or until a
 //! producer unparks it. [`ManualDriver`] exposes the same two steps with the clock in the
 //! caller's hands and no thread, so tests are deterministic.
-//!
-//! A turn's own state (the delivery and the buffers it reuses, [`Turner`]) sits in the shared
-//! state behind one lock, so a thread other than the driver can take a turn:
-//! [`fire_due`] is how a thread that makes timers anyway (an async task arming its sleep)
-//! delivers the timers already due when the driver thread is late, as when busy threads keep
-//! it off a core in a burst. A turn on such a thread delivers exactly as the driver's would;
-//! it only runs with a callback delivery, on a driver thread's service, and never waits for
-//! the lock.
 //!
 //! After a turn at tick `n` that found nothing, the driver sleeps until `n + 1` at the
 //! earliest, whatever a wheel's `next_deadline` answers (a wheel may answer a slot boundary at
@@ -41,14 +33,6 @@ use crate::shared::{Shared, AWAKE};
 use crate::stats::LATENESS_MAX_US;
 use crate::{Delivery, Fired, ServiceKey, ServiceStats, TimerHandle, Unfired};
 
-/// Most timers taken from one shard per lock hold: bounds how long a producer can wait on a
-/// shard lock behind the driver.
-///
-/// ```
-/// assert!(tickwheel_service::BATCH >= 64);
-/// ```
-pub const BATCH: usize = 256;
-
 /// What one [`ManualDriver::turn`] did.
 ///
 /// ```
@@ -72,22 +56,21 @@ pub struct Turn {
     pub now_tick: Tick,
 }
 
-/// What a turn needs besides the shards: the delivery and the buffers it reuses. Kept in
-/// [`Shared::turner`] behind a lock; `None` once the driver has exited, which drops the
-/// delivery (closing a channel).
-pub(crate) struct Turner<T> {
+pub(crate) struct Driver<T, X: Timer<T>> {
+    pub(crate) shared: Arc<Shared<T, X>>,
     delivery: Delivery<T>,
     /// Reused between turns: (shard index, expired timer).
     batch: Vec<(usize, Expired<T>)>,
     /// Reused between turns: lateness of this batch in µs.
     lateness: Vec<u64>,
-    /// Driver thread: `fired_at` is read from the clock per timer; manual: the turn's `now`.
+    /// Real driver: `fired_at` is read from the clock per timer; manual: the turn's `now`.
     real_clock: bool,
 }
 
-impl<T> Turner<T> {
-    pub(crate) fn new(delivery: Delivery<T>, real_clock: bool) -> Self {
+impl<T, X: Timer<T>> Driver<T, X> {
+    pub(crate) fn new(shared: Arc<Shared<T, X>>, delivery: Delivery<T>, real_clock: bool) -> Self {
         Self {
+            shared,
             delivery,
             batch: Vec::new(),
             lateness: Vec::new(),
@@ -97,34 +80,17 @@ impl<T> Turner<T> {
 
     /// One look at the clock: poll every shard at `now` (a bounded batch each, lock held only
     /// while polling), then deliver with no lock held.
-    fn turn<X: Timer<T>>(&mut self, shared: &Shared<T, X>, now: Instant) -> Turn {
+    pub(crate) fn turn(&mut self, now: Instant) -> Turn {
+        let shared = &*self.shared;
         let tick = shared.clock.now_tick(now);
         let mut more_due = false;
-        // Only a turn writes it, under the turner lock: a plain load and store.
+        // Only the driver writes it: a plain load and store, no read-modify-write.
         let turns = shared.turns.load(Ordering::Relaxed);
         shared.turns.store(turns + 1, Ordering::Relaxed);
         shared.turned.fetch_max(tick, Ordering::Relaxed);
         self.batch.clear();
-        for (i, shard) in shared.shards.iter().enumerate() {
-            let before = self.batch.len();
-            let mut shard = shard.0.lock();
-            if !shard.usable() {
-                continue;
-            }
-            let batch = &mut self.batch;
-            // A panic inside the timer fails this shard (see `Shard::guarded`); what it handed
-            // out before is delivered, and the other shards go on.
-            let _ = shard.caught(&shared.timer_panics, |timer| {
-                while batch.len() - before < BATCH {
-                    match timer.poll(tick) {
-                        Some(expired) => batch.push((i, expired)),
-                        None => break,
-                    }
-                }
-            });
-            let taken = self.batch.len() - before;
-            shard.counters.fired += taken as u64;
-            more_due |= taken == BATCH;
+        for i in 0..shared.shards.len() {
+            more_due |= shared.take(i, tick, &mut self.batch);
         }
         if shared.shards.len() > 1 {
             // Stable, and each shard's part is already ordered: deadline order across shards,
@@ -169,81 +135,6 @@ impl<T> Turner<T> {
             more_due,
             now_tick: tick,
         }
-    }
-}
-
-/// A turn at `now` under the turner lock; nothing once the driver has exited. After a turn
-/// that saw shutdown, the delivery is dropped here, so a turn that held the lock while the
-/// driver thread exited still closes it.
-fn turn<T, X: Timer<T>>(
-    shared: &Shared<T, X>,
-    turner: &mut Option<Turner<T>>,
-    now: Instant,
-) -> Turn {
-    let turn = match turner {
-        Some(t) => t.turn(shared, now),
-        None => Turn {
-            delivered: 0,
-            more_due: false,
-            now_tick: shared.clock.now_tick(now),
-        },
-    };
-    if shared.stopping.load(Ordering::Acquire) {
-        *turner = None;
-    }
-    turn
-}
-
-/// [`TimerHandle::fire_due`]: delivers on this thread what is due and not yet taken, when the
-/// driver thread is behind `seen` (a tick the caller's clock reached). See the module docs.
-#[inline]
-pub(crate) fn fire_due<T, X: Timer<T>>(shared: &Shared<T, X>, seen: Tick) -> usize {
-    // Nothing due by `seen` (the driver sleeps past it), or a turn looked at `seen` already:
-    // two atomic loads, no lock.
-    if shared.wake_at.load(Ordering::Relaxed) > seen
-        || shared.turned.load(Ordering::Relaxed) >= seen
-    {
-        return 0;
-    }
-    help(shared)
-}
-
-#[cold]
-fn help<T, X: Timer<T>>(shared: &Shared<T, X>) -> usize {
-    let Some(mut turner) = shared.turner.try_lock() else {
-        return 0; // another thread is turning
-    };
-    let helps = turner
-        .as_ref()
-        .is_some_and(|t| t.real_clock && matches!(t.delivery, Delivery::Callback(_)));
-    if !helps {
-        return 0;
-    }
-    // The clock, not `seen`, decides what is due: never early, whatever the caller passed.
-    let now = Instant::now();
-    let mut delivered = 0;
-    loop {
-        let t = turn(shared, &mut turner, now);
-        delivered += t.delivered;
-        if !t.more_due {
-            return delivered;
-        }
-    }
-}
-
-pub(crate) struct Driver<T, X: Timer<T>> {
-    pub(crate) shared: Arc<Shared<T, X>>,
-}
-
-impl<T, X: Timer<T>> Driver<T, X> {
-    pub(crate) fn new(shared: Arc<Shared<T, X>>) -> Self {
-        Self { shared }
-    }
-
-    /// One turn at `now`, waiting for a turn on another thread to end.
-    pub(crate) fn turn(&mut self, now: Instant) -> Turn {
-        let shared = &*self.shared;
-        turn(shared, &mut shared.turner.lock(), now)
     }
 
     /// Prepares to sleep after a turn at `now_tick` that found nothing: publishes the tick the
@@ -335,11 +226,6 @@ impl<T, X: Timer<T>> Driver<T, X> {
             self.shared.wakeups.store(wakeups + 1, Ordering::Relaxed);
             woke = true;
         }
-        // Exiting: drop the delivery (closing a channel). A turn on another thread that holds
-        // the lock (its callback may be what shut down) drops it when it ends instead.
-        if let Some(mut turner) = self.shared.turner.try_lock() {
-            *turner = None;
-        }
     }
 }
 
@@ -393,9 +279,9 @@ pub struct ManualDriver<T, X: Timer<T>> {
 }
 
 impl<T, X: Timer<T>> ManualDriver<T, X> {
-    pub(crate) fn new(shared: Arc<Shared<T, X>>) -> Self {
+    pub(crate) fn new(shared: Arc<Shared<T, X>>, delivery: Delivery<T>) -> Self {
         Self {
-            driver: Driver::new(shared),
+            driver: Driver::new(shared, delivery, false),
         }
     }
 
@@ -426,7 +312,7 @@ impl<T, X: Timer<T>> ManualDriver<T, X> {
         self.driver.shared.clock
     }
 
-    /// One driver step at `now`: takes at most [`BATCH`] due timers from each shard and
+    /// One driver step at `now`: takes at most [`BATCH`](crate::BATCH) due timers from each shard and
     /// delivers them (callbacks run here, on the calling thread). Turn again while
     /// [`Turn::more_due`].
     ///
@@ -548,115 +434,5 @@ impl<T, X: Timer<T>> Drop for ManualDriver<T, X> {
         // Like dropping a `TimerService`: shut down, dropping the unfired payloads (outside
         // every lock). A no-op after `shutdown`.
         drop(self.driver.shared.close());
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::{Arc, Mutex};
-    use std::thread::ThreadId;
-    use std::time::{Duration, Instant};
-
-    use tickwheel::{HierarchicalWheel, TickClock};
-
-    use super::{fire_due, Turner, BATCH};
-    use crate::shared::Shared;
-    use crate::Delivery;
-
-    type Log = Arc<Mutex<Vec<(u32, ThreadId, Instant)>>>;
-
-    /// Two shards and no driver thread, so only this thread turns; `real_clock` as a driver
-    /// thread's service has it unless `manual`.
-    fn shared(delivery: Delivery<u32>, manual: bool) -> Shared<u32, HierarchicalWheel<u32>> {
-        let clock = TickClock::new(Duration::from_millis(1)).unwrap();
-        let shards = (0..2).map(|_| HierarchicalWheel::new()).collect();
-        Shared::new(shards, clock, Turner::new(delivery, !manual))
-    }
-
-    fn logging() -> (Delivery<u32>, Log) {
-        let log: Log = Arc::default();
-        let seen = log.clone();
-        let delivery = Delivery::callback(move |f: crate::Fired<u32>| {
-            let at = Instant::now();
-            assert!(at >= f.deadline, "delivered before its deadline");
-            seen.lock()
-                .unwrap()
-                .push((f.payload, std::thread::current().id(), at));
-        });
-        (delivery, log)
-    }
-
-    #[test]
-    fn fire_due_delivers_what_is_due_here_and_nothing_later() {
-        let (delivery, log) = logging();
-        let s = shared(delivery, false);
-        // More than a batch per shard, so the help turns again while more is due.
-        let due = 3 * BATCH as u32;
-        for i in 0..due {
-            let _ = s.schedule(1, i).unwrap();
-        }
-        let later = s.clock.now_tick(Instant::now()) + 60_000;
-        let _ = s.schedule(later, u32::MAX).unwrap();
-        std::thread::sleep(Duration::from_millis(3));
-        let seen = s.clock.now_tick(Instant::now());
-        assert_eq!(fire_due(&s, seen), due as usize);
-        let log = log.lock().unwrap();
-        let here = std::thread::current().id();
-        assert!(log.iter().all(|&(p, id, _)| id == here && p != u32::MAX));
-        let mut fired: Vec<u32> = log.iter().map(|&(p, ..)| p).collect();
-        fired.sort_unstable();
-        assert_eq!(fired, (0..due).collect::<Vec<_>>(), "each once");
-        drop(log);
-        assert!(s.turned.load(std::sync::atomic::Ordering::Relaxed) >= seen);
-        // A turn looked at `seen`: the next call is two loads and nothing more.
-        assert_eq!(fire_due(&s, seen), 0);
-        assert_eq!(s.pending(), 1);
-    }
-
-    #[test]
-    fn fire_due_does_nothing_with_a_channel_or_on_a_manual_driver() {
-        let (channel, fired) = Delivery::channel();
-        let (callback, log) = logging();
-        for (s, what) in [
-            (shared(channel, false), "a channel delivery"),
-            (shared(callback, true), "a manual driver"),
-        ] {
-            let _ = s.schedule(1, 7).unwrap();
-            std::thread::sleep(Duration::from_millis(2));
-            let seen = s.clock.now_tick(Instant::now());
-            assert_eq!(fire_due(&s, seen), 0, "{what}");
-            assert_eq!(s.pending(), 1, "{what}: the timer stays for its driver");
-        }
-        assert!(fired.is_empty() && log.lock().unwrap().is_empty());
-    }
-
-    #[test]
-    fn fire_due_never_waits_for_a_turn_in_progress() {
-        let (delivery, log) = logging();
-        let s = shared(delivery, false);
-        let _ = s.schedule(1, 7).unwrap();
-        std::thread::sleep(Duration::from_millis(2));
-        let seen = s.clock.now_tick(Instant::now());
-        let turning = s.turner.lock(); // as a turn on another thread holds it
-        assert_eq!(fire_due(&s, seen), 0);
-        drop(turning);
-        assert!(log.lock().unwrap().is_empty());
-        assert_eq!(fire_due(&s, seen), 1);
-    }
-
-    #[test]
-    fn a_turn_after_shutdown_drops_the_delivery() {
-        let (delivery, fired) = Delivery::channel();
-        let s = shared(delivery, false);
-        let _ = s.schedule(1, 7).unwrap();
-        assert_eq!(s.close().len(), 1);
-        std::thread::sleep(Duration::from_millis(2));
-        let seen = s.clock.now_tick(Instant::now());
-        // A channel delivery does not help; a turn by the driver (here, by hand) drops it.
-        assert_eq!(fire_due(&s, seen), 0);
-        let turn = super::turn(&s, &mut s.turner.lock(), Instant::now());
-        assert_eq!(turn.delivered, 0);
-        assert!(s.turner.lock().is_none());
-        assert!(fired.recv().is_err(), "the channel is closed");
     }
 }

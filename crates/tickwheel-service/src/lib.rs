@@ -17,9 +17,9 @@
 //!   the earliest deadline over all shards: an idle service uses no CPU (no periodic tick, unlike
 //!   Netty's 1 ms `HashedWheelTimer`). It publishes the tick it sleeps until in an atomic; a
 //!   schedule or reset only unparks it when it brings that deadline earlier, so no wake-up is lost
-//!   and ordinary schedules pay no syscall. A thread that makes timers anyway may take a late
-//!   driver's turn itself with [`TimerHandle::fire_due`] (callback deliveries only), so timers
-//!   due together need not wait for the driver thread to get a core.
+//!   and ordinary schedules pay no syscall. A thread that makes timers anyway may take what a
+//!   late driver has not taken yet with [`TimerHandle::take_due`] and deliver it itself, so
+//!   timers due together need not wait for the driver thread to get a core.
 //! - **Cancel racing fire has exactly one winner.** A timer the driver polled out of its shard
 //!   (under the lock) is delivered; `cancel` succeeds only if it removes the timer from the shard
 //!   itself, and then returns the payload, which is never delivered.
@@ -60,7 +60,7 @@
 //! | [`Builder`] | resolution, shards, capacity, preallocate; `build(delivery)`, `build_with(delivery, factory)`, `build_manual*` |
 //! | [`Delivery`] | `Delivery::channel()` → (delivery, `Receiver<Fired<T>>`), or `Delivery::callback(f)` |
 //! | [`TimerService`] | owns the driver; derefs to a [`TimerHandle`]; `shutdown()` → `Vec<Unfired<T>>` |
-//! | [`TimerHandle`] | `schedule_at/after/at_tick`, `cancel`, `reset_at/after/at_tick`, `deadline`, `pending`, `stats`, `fire_due` |
+//! | [`TimerHandle`] | `schedule_at/after/at_tick`, `cancel`, `reset_at/after/at_tick`, `deadline`, `pending`, `stats`, `take_due` |
 //! | [`ManualDriver`] | the driver's step without a thread: `turn(now)`, `run_due(now)`, `arm(now)`, `woken()` |
 //! | [`ServiceStats`] | pending, scheduled, cancelled, reset, fired, drained, panicked, timer panics, failed shards, allocated bytes, rejected, undelivered, wake-ups, empty wake-ups, turns, shards, lateness histogram |
 //! | errors | [`ScheduleError`] (`Full(T)`, `Shutdown(T)`, `Failed(T)`), [`KeyError`] (`NotPending`, `Shutdown`, `Failed`), [`BuildError`] |
@@ -76,10 +76,11 @@ mod stats;
 
 pub use builder::{Builder, MAX_SHARDS};
 pub use delivery::{Callback, Delivery, Fired, Unfired};
-pub use driver::{ManualDriver, Turn, BATCH};
+pub use driver::{ManualDriver, Turn};
 pub use error::{BuildError, KeyError, ScheduleError};
 pub use key::ServiceKey;
 pub use service::{TimerHandle, TimerService};
+pub use shared::BATCH;
 pub use stats::{ServiceStats, LATENESS_MAX_US};
 
 /// Re-exported so users name the same versions the service uses.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tickwheel::{HierarchicalWheel, Tick, TickClock, Timer};
 
 use crate::shared::Shared;
-use crate::{KeyError, ScheduleError, ServiceKey, ServiceStats, Unfired};
+use crate::{Fired, KeyError, ScheduleError, ServiceKey, ServiceStats, Unfired};
 
 /// A `Clone + Send + Sync` handle: schedule, cancel and reset timers from any thread.
 ///
@@ -331,46 +331,39 @@ impl<T, X: Timer<T>> TimerHandle<T, X> {
         self.shared.turned.load(Ordering::Relaxed)
     }
 
-    /// Delivers, on the calling thread, the timers already due that the driver thread has not
-    /// taken yet; returns how many. `seen` is a tick the caller's clock reached lately (as
-    /// [`TickClock::now_tick`] gave it): when nothing is due by `seen` (the driver sleeps past
-    /// it) or a turn looked at `seen` already, this costs two atomic loads and does nothing.
-    /// Otherwise it takes the driver's turns itself, until nothing more is due, at the clock's
-    /// own `now` (never early, whatever `seen` says), and the callback runs here.
+    /// Takes the timers already due that a late driver thread has not taken yet, and hands
+    /// them to the caller instead of the delivery: each is then the caller's to deliver, and
+    /// the driver never sees it. `seen` is a tick the caller's clock reached lately (as
+    /// [`TickClock::now_tick`] gave it). When nothing is due by `seen` (the driver sleeps past
+    /// it), or a turn has looked at `seen` already, this is two atomic loads and an empty
+    /// `Vec`. Otherwise it polls every shard at the clock's own `now` (never early, whatever
+    /// `seen` says), at most [`BATCH`](crate::BATCH) timers from each.
     ///
-    /// For a thread that makes timers anyway, so that timers coming due together do not wait
-    /// for the driver thread to get a core while busy threads hold both (`tickwheel-async`
-    /// calls it when a sleep arms). It does nothing (0) with a channel delivery, where a send
-    /// could wait for the very thread that should receive; on a [`ManualDriver`], whose clock
-    /// is the caller's; and while another thread is turning (it never waits for one).
-    ///
-    /// [`ManualDriver`]: crate::ManualDriver
+    /// For a thread that makes timers anyway and can deliver cheaply where it is, so that
+    /// timers coming due together need not wait for the driver thread to get a core while busy
+    /// threads hold them all: `tickwheel-async` calls it when a sleep arms, and wakes each
+    /// task itself. On a [`ManualDriver`](crate::ManualDriver), whose clock is the caller's, it
+    /// takes nothing. The counters and the lateness histogram count what it takes as fired.
     ///
     /// ```
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    /// use std::sync::Arc;
     /// use std::time::{Duration, Instant};
     /// use tickwheel_service::{Builder, Delivery};
     ///
-    /// let fired = Arc::new(AtomicUsize::new(0));
-    /// let count = fired.clone();
-    /// let delivery = Delivery::callback(move |_| {
-    ///     count.fetch_add(1, Ordering::Relaxed);
-    /// });
-    /// let service = Builder::new().build::<()>(delivery).unwrap();
-    /// service.schedule_after(Duration::from_millis(2), ()).unwrap();
+    /// let (delivery, delivered) = Delivery::channel();
+    /// let service = Builder::new().build(delivery).unwrap();
+    /// service.schedule_after(Duration::from_millis(2), "ping").unwrap();
     /// std::thread::sleep(Duration::from_millis(5));
     /// let seen = service.clock().now_tick(Instant::now());
-    /// let here = service.fire_due(seen); // 1 if the driver thread had not fired it yet
-    /// assert!(here <= 1);
-    /// while fired.load(Ordering::Relaxed) == 0 {
-    ///     std::thread::yield_now(); // fired once, here or by the driver thread
-    /// }
+    /// // Taken here if the driver thread had not delivered it yet: once, one way or the other.
+    /// let taken = service.take_due(seen);
+    /// let by_driver = delivered.recv_timeout(Duration::from_secs(1)).ok();
+    /// assert_eq!(taken.len() + usize::from(by_driver.is_some()), 1);
     /// assert_eq!(service.stats().fired, 1);
     /// ```
     #[inline]
-    pub fn fire_due(&self, seen: Tick) -> usize {
-        crate::driver::fire_due(&self.shared, seen)
+    #[must_use = "the timers taken are the caller's to deliver"]
+    pub fn take_due(&self, seen: Tick) -> Vec<Fired<T>> {
+        self.shared.take_due(seen)
     }
 
     /// Whether the service was shut down (then every call fails with a `Shutdown` error).

@@ -18,6 +18,7 @@
 //!   keys gets [`KeyError::Failed`].
 
 use std::cell::Cell;
+use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -26,11 +27,19 @@ use std::time::Instant;
 
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
-use tickwheel::{Tick, TickClock, Timer};
+use tickwheel::{Expired, Tick, TickClock, Timer};
 
-use crate::driver::Turner;
+use crate::stats::LATENESS_MAX_US;
 use crate::stats::{new_lateness_histogram, ShardCounters};
-use crate::{KeyError, ScheduleError, ServiceKey, ServiceStats, Unfired};
+use crate::{Fired, KeyError, ScheduleError, ServiceKey, ServiceStats, Unfired};
+
+/// Most timers taken from one shard per lock hold: bounds how long a producer can wait on a
+/// shard lock behind the driver (or behind a [`take_due`](crate::TimerHandle::take_due)).
+///
+/// ```
+/// assert!(tickwheel_service::BATCH >= 64);
+/// ```
+pub const BATCH: usize = 256;
 
 /// `wake_at` while the driver is awake: it will look at every shard before it sleeps, so
 /// producers need not wake it.
@@ -112,9 +121,7 @@ pub(crate) struct Shared<T, X> {
     pub(crate) turned: AtomicU64,
     /// Lateness in µs; written by the driver once per batch.
     pub(crate) lateness: Mutex<Histogram<u64>>,
-    /// A turn's delivery and buffers: whoever holds the lock turns (see `driver`); `None` once
-    /// the driver has exited.
-    pub(crate) turner: Mutex<Option<Turner<T>>>,
+    _payload: PhantomData<fn(T) -> T>,
 }
 
 /// Gives each thread a fixed shard preference: a thread's timers share one shard (and so keep
@@ -138,7 +145,7 @@ fn shard_hint() -> usize {
 }
 
 impl<T, X: Timer<T>> Shared<T, X> {
-    pub(crate) fn new(timers: Vec<X>, clock: TickClock, turner: Turner<T>) -> Self {
+    pub(crate) fn new(timers: Vec<X>, clock: TickClock) -> Self {
         Self {
             shards: timers
                 .into_iter()
@@ -164,7 +171,7 @@ impl<T, X: Timer<T>> Shared<T, X> {
             empty_wakeups: AtomicU64::new(0),
             turns: AtomicU64::new(0),
             lateness: Mutex::new(new_lateness_histogram()),
-            turner: Mutex::new(Some(turner)),
+            _payload: PhantomData,
         }
     }
 
@@ -250,6 +257,78 @@ impl<T, X: Timer<T>> Shared<T, X> {
             return None;
         }
         shard.guarded(|timer| timer.deadline(key.timer_key()))
+    }
+
+    /// Polls at most [`BATCH`] timers due at `tick` out of shard `i` into `batch`, under its
+    /// lock; returns whether the batch was full (more may be due). A panic inside the timer
+    /// fails the shard (see `Shard::guarded`); what it handed out before is kept.
+    pub(crate) fn take(&self, i: usize, tick: Tick, batch: &mut Vec<(usize, Expired<T>)>) -> bool {
+        let before = batch.len();
+        let mut shard = self.shards[i].0.lock();
+        if !shard.usable() {
+            return false;
+        }
+        let _ = shard.caught(&self.timer_panics, |timer| {
+            while batch.len() - before < BATCH {
+                match timer.poll(tick) {
+                    Some(expired) => batch.push((i, expired)),
+                    None => break,
+                }
+            }
+        });
+        let taken = batch.len() - before;
+        shard.counters.fired += taken as u64;
+        taken == BATCH
+    }
+
+    /// [`TimerHandle::take_due`](crate::TimerHandle::take_due): two atomic loads unless the
+    /// driver is behind `seen` with timers due.
+    #[inline]
+    pub(crate) fn take_due(&self, seen: Tick) -> Vec<Fired<T>> {
+        if self.wake_at.load(Ordering::Relaxed) > seen
+            || self.turned.load(Ordering::Relaxed) >= seen
+        {
+            return Vec::new();
+        }
+        self.take_due_now()
+    }
+
+    #[cold]
+    fn take_due_now(&self) -> Vec<Fired<T>> {
+        if self.driver.get().is_none() {
+            return Vec::new(); // a manual driver: time is the caller's to give
+        }
+        // The clock, not the caller's `seen`, decides what is due: never early.
+        let now = Instant::now();
+        let tick = self.clock.now_tick(now);
+        let mut batch = Vec::new();
+        let mut more_due = false;
+        for i in 0..self.shards.len() {
+            more_due |= self.take(i, tick, &mut batch);
+        }
+        if !more_due {
+            // Everything due at `tick` is taken: later calls at `tick` need not look.
+            self.turned.fetch_max(tick, Ordering::Relaxed);
+        }
+        let fired: Vec<Fired<T>> = batch
+            .into_iter()
+            .map(|(i, e)| Fired {
+                key: ServiceKey::new(i, e.key),
+                deadline: self.instant_of(e.deadline, now),
+                fired_at: now,
+                payload: e.payload,
+            })
+            .collect();
+        if !fired.is_empty() {
+            let mut histogram = self.lateness.lock();
+            for f in &fired {
+                let late = f.fired_at.saturating_duration_since(f.deadline).as_micros();
+                histogram.saturating_record(
+                    u64::try_from(late).map_or(LATENESS_MAX_US, |us| us.min(LATENESS_MAX_US)),
+                );
+            }
+        }
+        fired
     }
 
     /// Wakes a sleeping driver if `tick` is before the tick it sleeps until. Costs one atomic
@@ -394,5 +473,105 @@ impl<T, X: Timer<T>> Shared<T, X> {
     /// Converts a tick back to the instant it begins (for deadlines handed to users).
     pub(crate) fn instant_of(&self, tick: Tick, fallback: Instant) -> Instant {
         self.clock.instant_of(tick).unwrap_or(fallback)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+
+    use tickwheel::{HierarchicalWheel, TickClock};
+
+    use super::{Shared, BATCH};
+
+    /// Two shards; `threaded` marks it a driver thread's service (the driver itself never
+    /// runs here, so only this thread takes).
+    fn shared(threaded: bool) -> Shared<u32, HierarchicalWheel<u32>> {
+        let clock = TickClock::new(Duration::from_millis(1)).unwrap();
+        let s = Shared::new(
+            vec![HierarchicalWheel::new(), HierarchicalWheel::new()],
+            clock,
+        );
+        if threaded {
+            let _ = s.driver.set(std::thread::current());
+        }
+        s
+    }
+
+    fn later(s: &Shared<u32, HierarchicalWheel<u32>>) -> u64 {
+        std::thread::sleep(Duration::from_millis(3));
+        s.clock.now_tick(Instant::now())
+    }
+
+    #[test]
+    fn take_due_takes_what_is_due_each_once_and_nothing_later() {
+        let s = shared(true);
+        let due = 3 * BATCH as u32; // more than a batch per shard: it takes in rounds
+        for i in 0..due {
+            let _ = s.schedule(1, i).unwrap();
+        }
+        let far = s.clock.now_tick(Instant::now()) + 60_000;
+        let _ = s.schedule(far, u32::MAX).unwrap();
+        let seen = later(&s);
+        let mut taken = Vec::new();
+        loop {
+            let round = s.take_due(seen);
+            if round.is_empty() {
+                break;
+            }
+            assert!(
+                round.len() <= 2 * BATCH,
+                "at most a batch per shard per call"
+            );
+            taken.extend(round);
+        }
+        for f in &taken {
+            assert!(f.fired_at >= f.deadline, "taken before its deadline");
+        }
+        let mut payloads: Vec<u32> = taken.iter().map(|f| f.payload).collect();
+        payloads.sort_unstable();
+        assert_eq!(
+            payloads,
+            (0..due).collect::<Vec<_>>(),
+            "each once, none later"
+        );
+        assert_eq!(s.pending(), 1);
+        assert!(s.turned.load(Ordering::Relaxed) >= seen);
+        assert_eq!(s.stats().fired, u64::from(due));
+        assert_eq!(s.stats().lateness_us.len(), u64::from(due));
+    }
+
+    #[test]
+    fn take_due_leaves_timers_to_a_driver_that_is_not_behind() {
+        let s = shared(true);
+        let _ = s.schedule(1, 7).unwrap();
+        let seen = later(&s);
+        // The driver will wake after `seen`: nothing is due by then as far as it knows.
+        s.wake_at.store(seen + 1, Ordering::SeqCst);
+        assert!(s.take_due(seen).is_empty());
+        // A turn looked at `seen` already.
+        s.wake_at.store(super::AWAKE, Ordering::SeqCst);
+        s.turned.store(seen, Ordering::Relaxed);
+        assert!(s.take_due(seen).is_empty());
+        assert_eq!(s.pending(), 1, "left for the driver");
+        assert_eq!(s.take_due(seen + 1).len(), 1);
+    }
+
+    #[test]
+    fn take_due_takes_nothing_on_a_manual_driver_or_after_shutdown() {
+        let manual = shared(false);
+        let _ = manual.schedule(1, 7).unwrap();
+        let seen = later(&manual);
+        assert!(manual.take_due(seen).is_empty());
+        assert_eq!(
+            manual.pending(),
+            1,
+            "the manual driver's caller decides when"
+        );
+        let s = shared(true);
+        let _ = s.schedule(1, 7).unwrap();
+        assert_eq!(s.close().len(), 1);
+        assert!(s.take_due(later(&s)).is_empty());
     }
 }
