@@ -53,6 +53,7 @@ mod replay;
 mod report;
 mod server;
 mod service_mode;
+mod slowdown;
 mod slowest;
 mod thresholds;
 mod units;
@@ -76,6 +77,7 @@ use crate::error::Error;
 use crate::measure::CallCosts;
 use crate::outcome::{MinCost, Outcome};
 use crate::report::json::Report;
+use crate::slowdown::Slowed;
 use crate::thresholds::Thresholds;
 
 fn main() -> ExitCode {
@@ -188,12 +190,12 @@ fn replay(
     let checked = replay::validate(trace)?;
     config::check_writable(&args.out)?;
     let context = Context::start(repeat).with_slowdown(slowdown);
-    let clock = CallClock::new().with_slowdown(slowdown);
+    let clock = CallClock::new();
     // As in `compare`: with two replays or more (and `--lateness loop`), a charged pass gives
     // the headline lateness, the timer's own.
     let charged = view == config::LatenessView::Loop && repeat >= 2;
     let runs = repetitions(&kinds, repeat, charged, true, |slot, _, log| {
-        replay_kind(kinds[slot], trace, &checked, view, &clock, log)
+        replay_kind(kinds[slot], trace, &checked, view, &clock, log, slowdown)
     })?;
     let workload = report::json::WorkloadJson {
         connections: 0,
@@ -262,7 +264,7 @@ fn load(config: &Config) -> Result<u8, Error> {
 /// [`load`], returning the report.
 fn load_report(config: &Config) -> Result<Report, Error> {
     let context = Context::start(config.repeat).with_slowdown(config.slowdown);
-    let clock = CallClock::new().with_slowdown(config.slowdown);
+    let clock = CallClock::new();
     let threads: Vec<Option<usize>> = match &config.service {
         Some(counts) => counts.iter().copied().map(Some).collect(),
         None => vec![None],
@@ -411,13 +413,14 @@ fn replay_kind(
     view: config::LatenessView,
     clock: &CallClock,
     costs: Option<CallCosts>,
+    slowdown: f64,
 ) -> Result<Outcome, Error> {
-    let (t, c) = (trace, checked);
+    let (t, c, s) = (trace, checked, slowdown);
     match kind {
-        Kind::Hashed => replay::replay::<HashedWheel<u64>>(t, c, view, clock, costs),
-        Kind::Hierarchical => replay::replay::<HierarchicalWheel<u64>>(t, c, view, clock, costs),
-        Kind::IndexedHeap => replay::replay::<IndexedHeap<u64>>(t, c, view, clock, costs),
-        Kind::LazyHeap => replay::replay::<LazyHeap<u64>>(t, c, view, clock, costs),
+        Kind::Hashed => replay::replay::<HashedWheel<u64>>(t, c, view, clock, costs, s),
+        Kind::Hierarchical => replay::replay::<HierarchicalWheel<u64>>(t, c, view, clock, costs, s),
+        Kind::IndexedHeap => replay::replay::<IndexedHeap<u64>>(t, c, view, clock, costs, s),
+        Kind::LazyHeap => replay::replay::<LazyHeap<u64>>(t, c, view, clock, costs, s),
     }
 }
 
@@ -451,7 +454,7 @@ fn finish(
 }
 
 /// Builds one implementation (its concrete type, so the hot loop is monomorphized) and drives
-/// it with the configured clock — or, with `threads`, puts it in the service under that many
+/// it with the configured clock, its calls slowed by `--slowdown` — or, with `threads`, puts it in the service under that many
 /// producer threads — with the peak-RSS mark reset first.
 fn drive<X: Timer<u64> + FromOptions + Send + 'static>(
     kind: Kind,
@@ -464,27 +467,33 @@ fn drive<X: Timer<u64> + FromOptions + Send + 'static>(
 ) -> Result<Outcome, Error> {
     measure::reset_peak_rss();
     if let Some(threads) = threads {
-        return service_mode::run::<X>(kind.name(), &config.workload, threads, clock, bar);
+        let (w, slowdown) = (&config.workload, config.slowdown);
+        return service_mode::run::<X>(kind.name(), w, threads, clock, slowdown, bar);
     }
     let options = Options::new().preallocate(config.workload.timers_to_preallocate());
     let timer = X::from_options(options).map_err(|e| Error::Input(e.to_string()))?;
+    let slowed = |timer| Slowed::new(timer, config.slowdown);
     let mut outcome = match (config.clock, record) {
         (Clock::Virtual, Some(dir)) => {
             let path = dir.join(format!("{}.trace", kind.name()));
             let file = std::fs::File::create(&path).map_err(|e| Error::io("writing", &path, e))?;
             let recorder = tickwheel::trace::Recorder::new(timer, file, config.workload.tick);
             virtual_clock::run_then(
-                recorder,
+                Slowed::new(recorder, config.slowdown),
                 &config.workload,
                 config.lateness,
                 clock,
                 costs,
                 bar,
-                |r| r.stop().map_err(|e| Error::io("writing", &path, e)),
+                |r| {
+                    r.inner_mut()
+                        .stop()
+                        .map_err(|e| Error::io("writing", &path, e))
+                },
             )?
         }
         (Clock::Virtual, None) => virtual_clock::run_then(
-            timer,
+            slowed(timer),
             &config.workload,
             config.lateness,
             clock,
@@ -492,7 +501,7 @@ fn drive<X: Timer<u64> + FromOptions + Send + 'static>(
             bar,
             |_| Ok(()),
         )?,
-        (Clock::Real, _) => real_clock::run(timer, &config.workload, clock, bar)?,
+        (Clock::Real, _) => real_clock::run(slowed(timer), &config.workload, clock, bar)?,
     };
     outcome.peak_rss_bytes = measure::peak_rss_bytes();
     Ok(outcome)

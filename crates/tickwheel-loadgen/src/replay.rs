@@ -31,6 +31,7 @@ use crate::error::Error;
 use crate::measure::{CallCosts, Hist, Intervals, Probe, LATENESS_MAX};
 use crate::outcome::Outcome;
 use crate::report::json::TraceJson;
+use crate::slowdown::Slowed;
 
 /// A key no timer ever issues (generation 0), for calls whose key the trace did not know.
 const STALE: TimerKey = TimerKey::from_u64(0);
@@ -100,7 +101,8 @@ pub(crate) fn validate(path: &Path) -> Result<Checked, Error> {
 }
 
 /// Replays the trace at `path`, already [validated](validate) as `checked`, on a fresh `X`,
-/// every call's cost noted in (or, in a charged pass, charged from) `costs`, as in the
+/// its calls slowed `slowdown` times (see [`slowdown`](crate::slowdown)), every call's cost
+/// noted in (or, in a charged pass, charged from) `costs`, as in the
 /// virtual-clock driver: the trace fixes the calls, so call `i` is the same call in every
 /// replay of it.
 ///
@@ -115,6 +117,7 @@ pub(crate) fn replay<X: Timer<u64> + FromOptions>(
     view: LatenessView,
     clock: &CallClock,
     costs: Option<CallCosts>,
+    slowdown: f64,
 ) -> Result<Outcome, Error> {
     let wall = Instant::now();
     let started = SystemTime::now();
@@ -125,8 +128,9 @@ pub(crate) fn replay<X: Timer<u64> + FromOptions>(
     let run_time = checked.run_time();
     let timer = X::from_options(Options::new().start(header.start))
         .map_err(|e| Error::Input(e.to_string()))?;
+    let timer = Slowed::new(timer, slowdown);
     let name = timer.name();
-    let mut probe = Probe::new(timer, clock.for_run(), run_time);
+    let mut probe = Probe::new(timer, clock.clone(), run_time);
     probe.costs = costs;
     let mut lateness = Hist::new(LATENESS_MAX);
     let mut lateness_intervals = Intervals::for_run(LATENESS_MAX, run_time);

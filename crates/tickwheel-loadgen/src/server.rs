@@ -88,7 +88,7 @@ impl<X: Timer<u64>> Server<X> {
         costs: Option<CallCosts>,
     ) -> Result<Self, Error> {
         let connections = workload.connections as usize;
-        let mut probe = Probe::new(timer, clock.for_run(), workload.duration);
+        let mut probe = Probe::new(timer, clock.clone(), workload.duration);
         probe.costs = costs;
         let mut server = Self {
             probe,

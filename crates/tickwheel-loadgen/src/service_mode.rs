@@ -42,6 +42,7 @@ use crate::measure::{Calls, Hist, Interval, Intervals, COST_MAX, LATENESS_MAX, T
 use crate::op::Op;
 use crate::outcome::Outcome;
 use crate::server::IDLE;
+use crate::slowdown::Slowed;
 use crate::units::nanos;
 use crate::workload::Generator;
 
@@ -84,7 +85,8 @@ impl Sampler {
     }
 }
 
-/// Runs `workload` through a service of `X` shards with `threads` producers.
+/// Runs `workload` through a service of `X` shards with `threads` producers, the shards' calls
+/// slowed `slowdown` times (see [`slowdown`](crate::slowdown)).
 ///
 /// # Errors
 /// [`Error::Input`] when the service cannot be built; [`Error::Contract`] when it refuses a
@@ -94,6 +96,7 @@ pub(crate) fn run<X>(
     workload: &Workload,
     threads: usize,
     call_clock: &CallClock,
+    slowdown: f64,
     progress: &ProgressBar,
 ) -> Result<Outcome, Error>
 where
@@ -127,7 +130,9 @@ where
         .resolution(workload.tick)
         .preallocate(connections + connections / 4)
         .thread_name("loadgen-timer-driver")
-        .build_with(delivery, X::from_options)
+        .build_with(delivery, |o| {
+            X::from_options(o).map(|t| Slowed::new(t, slowdown))
+        })
         .map_err(|e| Error::Input(format!("cannot build the timer service: {e}")))?;
     let clock = service.clock();
     let origin = clock.origin();
@@ -478,9 +483,15 @@ mod tests {
             herd: false,
         };
         let clock = CallClock::new();
-        let o =
-            run::<HierarchicalWheel<u64>>("hierarchical", &w, 2, &clock, &ProgressBar::hidden())
-                .unwrap();
+        let o = run::<HierarchicalWheel<u64>>(
+            "hierarchical",
+            &w,
+            2,
+            &clock,
+            1.0,
+            &ProgressBar::hidden(),
+        )
+        .unwrap();
         assert_eq!(o.early_fires, 0);
         assert_eq!(
             o.scheduled,
