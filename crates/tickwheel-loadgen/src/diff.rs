@@ -54,8 +54,9 @@
 use std::fmt::Write as _;
 
 use crate::error::Error;
+use crate::report::assemble::median_f64;
 use crate::report::json::{
-    median_f64, CostJson, CostsJson, Percentiles, RepetitionJson, Report, ResultJson, TraceJson,
+    CostJson, CostsJson, Percentiles, RepetitionJson, Report, ResultJson, TraceJson,
 };
 use crate::units::{fine_ns, human_ns};
 
@@ -207,21 +208,12 @@ fn timings(r: &ResultJson, report: &Report, min_cost: bool) -> Vec<Timing> {
     } else {
         reps.iter().map(|x| x.lateness).collect()
     };
-    type Pick = fn(&Percentiles) -> u64;
-    let lateness: [(&str, f64, Pick); 6] = [
-        ("p50", 0.5, |x| x.p50),
-        ("p90", 0.9, |x| x.p90),
-        ("p99", 0.99, |x| x.p99),
-        ("p999", 0.999, |x| x.p999),
-        ("p9999", 0.9999, |x| x.p9999),
-        ("max", 1.0, |x| x.max),
-    ];
-    for (stat, q, pick) in lateness {
+    for (i, (stat, _, q, _)) in Percentiles::default().each().into_iter().enumerate() {
         out.push(Timing {
             name: format!("lateness.{stat}"),
             better: Better::Lower,
             tail: Some(1.0 - q),
-            values: shown.iter().map(|x| pick(x) as f64).collect(),
+            values: shown.iter().map(|x| x.each()[i].3 as f64).collect(),
             samples: n,
             floor: call_floor,
             min_cost,

@@ -198,19 +198,11 @@ fn replay(
         replay_kind(kinds[slot], trace, &checked, view, &clock, log, slowdown)
     })?;
     let workload = report::json::WorkloadJson {
-        connections: 0,
-        rate: 0.0,
         duration_secs: checked.run_time().as_secs_f64(),
-        idle_timeout_secs: 0.0,
-        request_timeout_secs: 0.0,
-        slow_fraction: 0.0,
         tick_ns: checked.header.tick_nanos(),
-        seed: 0,
         lateness: view.name().into(),
-        handler_cost_ns: 0,
-        herd: false,
-        profile: None,
         trace: Some(checked.json.clone()),
+        ..Default::default()
     };
     let mut report = Report::assemble("replay", "virtual", workload, repeat, &runs, &clock);
     report.context = Some(context.finish());
