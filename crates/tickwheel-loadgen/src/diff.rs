@@ -249,53 +249,43 @@ fn exact(r: &ResultJson) -> Vec<(&'static str, u64)> {
 /// [`Error::Input`] naming every knob that differs.
 pub(crate) fn comparable(baseline: &Report, current: &Report) -> Result<(), Error> {
     let (b, c) = (&baseline.workload, &current.workload);
-    let mut differ = Vec::new();
-    let mut check = |name: &str, x: String, y: String| {
-        if x != y {
-            differ.push(format!("{name} {x} vs {y}"));
-        }
-    };
-    check("clock", baseline.clock.clone(), current.clock.clone());
-    check(
-        "connections",
-        b.connections.to_string(),
-        c.connections.to_string(),
-    );
-    check("rate", b.rate.to_string(), c.rate.to_string());
-    check(
-        "duration",
-        b.duration_secs.to_string(),
-        c.duration_secs.to_string(),
-    );
-    check(
-        "idle timeout",
-        b.idle_timeout_secs.to_string(),
-        c.idle_timeout_secs.to_string(),
-    );
-    check(
-        "request timeout",
-        b.request_timeout_secs.to_string(),
-        c.request_timeout_secs.to_string(),
-    );
-    check(
-        "slow fraction",
-        b.slow_fraction.to_string(),
-        c.slow_fraction.to_string(),
-    );
-    check("tick ns", b.tick_ns.to_string(), c.tick_ns.to_string());
-    check("seed", b.seed.to_string(), c.seed.to_string());
-    check("lateness view", b.lateness.clone(), c.lateness.clone());
-    check(
-        "handler cost ns",
-        b.handler_cost_ns.to_string(),
-        c.handler_cost_ns.to_string(),
-    );
-    check("herd", b.herd.to_string(), c.herd.to_string());
-    check(
-        "profile",
-        format!("{:?}", b.profile),
-        format!("{:?}", c.profile),
-    );
+    let s = |x: &dyn ToString| x.to_string();
+    let knobs = [
+        ("clock", s(&baseline.clock), s(&current.clock)),
+        ("connections", s(&b.connections), s(&c.connections)),
+        ("rate", s(&b.rate), s(&c.rate)),
+        ("duration", s(&b.duration_secs), s(&c.duration_secs)),
+        (
+            "idle timeout",
+            s(&b.idle_timeout_secs),
+            s(&c.idle_timeout_secs),
+        ),
+        (
+            "request timeout",
+            s(&b.request_timeout_secs),
+            s(&c.request_timeout_secs),
+        ),
+        ("slow fraction", s(&b.slow_fraction), s(&c.slow_fraction)),
+        ("tick ns", s(&b.tick_ns), s(&c.tick_ns)),
+        ("seed", s(&b.seed), s(&c.seed)),
+        ("lateness view", s(&b.lateness), s(&c.lateness)),
+        (
+            "handler cost ns",
+            s(&b.handler_cost_ns),
+            s(&c.handler_cost_ns),
+        ),
+        ("herd", s(&b.herd), s(&c.herd)),
+        (
+            "profile",
+            format!("{:?}", b.profile),
+            format!("{:?}", c.profile),
+        ),
+    ];
+    let mut differ: Vec<String> = knobs
+        .into_iter()
+        .filter(|(_, x, y)| x != y)
+        .map(|(name, x, y)| format!("{name} {x} vs {y}"))
+        .collect();
     let trace = |t: &Option<TraceJson>| match t {
         Some(t) => format!(
             "trace {} ({} bytes, {} records, checksum {})",
@@ -347,6 +337,72 @@ fn min_max(values: &[f64]) -> (f64, f64) {
         })
 }
 
+/// A verdict, and why.
+type Judgement = (Verdict, &'static str);
+
+/// A count or work counter: on the virtual clock, any change fails.
+fn judge_exact(metric: &str, b: u64, c: u64, virtual_clock: bool) -> Judgement {
+    if metric == "early_fires" && c > 0 {
+        (Verdict::Regression, "a timer fired early")
+    } else if !virtual_clock {
+        (Verdict::NotJudged, "real clock: counts follow timing")
+    } else if b == c {
+        (Verdict::Ok, "")
+    } else {
+        (Verdict::Changed, "deterministic: must not change")
+    }
+}
+
+/// A memory figure, per repetition: worse beyond the tolerance fails, and with `noisy` (peak
+/// RSS, which also holds what the allocator kept from earlier runs) only beyond noise too.
+fn judge_memory(rb: &[f64], rc: &[f64], tolerance: f64, noisy: bool) -> Judgement {
+    let (b, c) = (median_f64(rb.to_vec()), median_f64(rc.to_vec()));
+    if b == 0.0 || c == 0.0 {
+        (Verdict::NotJudged, "not measured")
+    } else if !worse(Better::Lower, b, c, tolerance) {
+        (Verdict::Ok, "")
+    } else if !noisy {
+        (Verdict::Regression, "beyond the memory tolerance")
+    } else if rb.len() < 2 || rc.len() < 2 {
+        (
+            Verdict::Regression,
+            "beyond the memory tolerance; noise unknown",
+        )
+    } else if separated(Better::Lower, rb, rc) {
+        (Verdict::Regression, "beyond the memory tolerance and noise")
+    } else {
+        (Verdict::WithinNoise, "repetitions overlap")
+    }
+}
+
+/// A timing figure: worse beyond the tolerance and beyond the noise fails.
+fn judge_timing(tb: &Timing, tc: &Timing, tolerance: f64) -> Judgement {
+    let (b, c) = (median_f64(tb.values.clone()), median_f64(tc.values.clone()));
+    let repeated = tb.values.len() > 1 && tc.values.len() > 1;
+    let floor = tb.floor.max(tc.floor);
+    let few = tb
+        .tail
+        .is_some_and(|tail| (tail * tb.samples.min(tc.samples) as f64) < MIN_TAIL_SAMPLES);
+    if few {
+        (Verdict::NotJudged, "rests on fewer than 10 samples")
+    } else if (c - b).abs() <= floor || !worse(tb.better, b, c, tolerance) {
+        (Verdict::Ok, "")
+    } else if repeated && !separated(tb.better, &tb.values, &tc.values) {
+        (Verdict::WithinNoise, "repetitions overlap")
+    } else if tb.name.starts_with("cost.") {
+        (Verdict::Shifted, "per-operation cost, diagnostic")
+    } else if tb.min_cost {
+        (
+            Verdict::Regression,
+            "beyond the tolerance (min-cost lateness: one figure, preemptions left out)",
+        )
+    } else if !repeated {
+        (Verdict::Regression, "beyond the tolerance; noise unknown")
+    } else {
+        (Verdict::Regression, "beyond tolerance and noise")
+    }
+}
+
 /// Compares `current` against `baseline`.
 pub(crate) fn compare(
     baseline: &Report,
@@ -374,7 +430,7 @@ pub(crate) fn compare(
                 .push(format!("{} (current only)", cur.label()));
             continue;
         };
-        let mut push = |metric: String, kind, b: f64, c: f64, verdict, note| {
+        let mut push = |metric: String, kind, b: f64, c: f64, (verdict, note): Judgement| {
             judged.lines.push(Line {
                 timer: cur.label(),
                 metric,
@@ -387,35 +443,18 @@ pub(crate) fn compare(
             });
         };
         for ((metric, b), (_, c)) in exact(base).into_iter().zip(exact(cur)) {
-            let (verdict, note) = if metric == "early_fires" && c > 0 {
-                (Verdict::Regression, "a timer fired early")
-            } else if !virtual_clock {
-                (Verdict::NotJudged, "real clock: counts follow timing")
-            } else if b == c {
-                (Verdict::Ok, "")
-            } else {
-                (Verdict::Changed, "deterministic: must not change")
-            };
-            push(
-                metric.into(),
-                Kind::Exact,
-                b as f64,
-                c as f64,
-                verdict,
-                note,
-            );
+            let judgement = judge_exact(metric, b, c, virtual_clock);
+            push(metric.into(), Kind::Exact, b as f64, c as f64, judgement);
         }
-        let (b, c) = (base.bytes_per_timer, cur.bytes_per_timer);
-        let (verdict, note) = if b == 0.0 || c == 0.0 {
-            (Verdict::NotJudged, "not measured")
-        } else if worse(Better::Lower, b, c, memory_tolerance) {
-            (Verdict::Regression, "beyond the memory tolerance")
-        } else {
-            (Verdict::Ok, "")
-        };
-        push("bytes_per_timer".into(), Kind::Memory, b, c, verdict, note);
-        // The process's peak RSS also holds what the allocator kept from earlier runs, so it
-        // varies from run to run: judged against the noise too.
+        let (b, c) = ([base.bytes_per_timer], [cur.bytes_per_timer]);
+        let judgement = judge_memory(&b, &c, memory_tolerance, false);
+        push(
+            "bytes_per_timer".into(),
+            Kind::Memory,
+            b[0],
+            c[0],
+            judgement,
+        );
         let rss = |r: &ResultJson| -> Vec<f64> {
             r.each_repetition()
                 .iter()
@@ -423,22 +462,9 @@ pub(crate) fn compare(
                 .collect()
         };
         let (rb, rc) = (rss(base), rss(cur));
-        let (b, c) = (median_f64(rb.clone()), median_f64(rc.clone()));
-        let (verdict, note) = if b == 0.0 || c == 0.0 {
-            (Verdict::NotJudged, "not measured")
-        } else if !worse(Better::Lower, b, c, memory_tolerance) {
-            (Verdict::Ok, "")
-        } else if rb.len() < 2 || rc.len() < 2 {
-            (
-                Verdict::Regression,
-                "beyond the memory tolerance; noise unknown",
-            )
-        } else if separated(Better::Lower, &rb, &rc) {
-            (Verdict::Regression, "beyond the memory tolerance and noise")
-        } else {
-            (Verdict::WithinNoise, "repetitions overlap")
-        };
-        push("peak_rss_bytes".into(), Kind::Memory, b, c, verdict, note);
+        let judgement = judge_memory(&rb, &rc, memory_tolerance, true);
+        let (b, c) = (median_f64(rb), median_f64(rc));
+        push("peak_rss_bytes".into(), Kind::Memory, b, c, judgement);
         // Lateness compares the charged passes' figures when both reports show them, else every
         // repetition's own, as measured, on both sides.
         let min_cost = base.lateness_is_min_cost() && cur.lateness_is_min_cost();
@@ -446,32 +472,10 @@ pub(crate) fn compare(
             .into_iter()
             .zip(timings(cur, current, min_cost))
         {
+            all_repeated &= (tb.values.len() > 1 && tc.values.len() > 1) || tb.min_cost;
             let (b, c) = (median_f64(tb.values.clone()), median_f64(tc.values.clone()));
-            let repeated = tb.values.len() > 1 && tc.values.len() > 1;
-            all_repeated &= repeated || tb.min_cost;
-            let floor = tb.floor.max(tc.floor);
-            let few = tb
-                .tail
-                .is_some_and(|tail| (tail * tb.samples.min(tc.samples) as f64) < MIN_TAIL_SAMPLES);
-            let (verdict, note) = if few {
-                (Verdict::NotJudged, "rests on fewer than 10 samples")
-            } else if (c - b).abs() <= floor || !worse(tb.better, b, c, tolerance) {
-                (Verdict::Ok, "")
-            } else if repeated && !separated(tb.better, &tb.values, &tc.values) {
-                (Verdict::WithinNoise, "repetitions overlap")
-            } else if tb.name.starts_with("cost.") {
-                (Verdict::Shifted, "per-operation cost, diagnostic")
-            } else if tb.min_cost {
-                (
-                    Verdict::Regression,
-                    "beyond the tolerance (min-cost lateness: one figure, preemptions left out)",
-                )
-            } else if !repeated {
-                (Verdict::Regression, "beyond the tolerance; noise unknown")
-            } else {
-                (Verdict::Regression, "beyond tolerance and noise")
-            };
-            push(tb.name, Kind::Timing, b, c, verdict, note);
+            let judgement = judge_timing(&tb, &tc, tolerance);
+            push(tb.name, Kind::Timing, b, c, judgement);
         }
     }
     judged.noise_known = all_repeated;
@@ -560,45 +564,50 @@ pub(crate) fn render(
         let _ = writeln!(out, "{warning}");
     }
     for timer in timers {
-        let lines: Vec<&Line> = judged.lines.iter().filter(|l| l.timer == timer).collect();
-        let failed: Vec<String> = lines
-            .iter()
-            .filter(|l| l.verdict.fails())
-            .map(|l| match l.ratio {
-                Some(r) => format!("{} {r:.2}x", l.metric),
-                None => l.metric.clone(),
-            })
-            .collect();
-        let noisy = lines
-            .iter()
-            .filter(|l| l.verdict == Verdict::WithinNoise)
-            .count();
-        let shifted: Vec<&str> = lines
-            .iter()
-            .filter(|l| l.verdict == Verdict::Shifted)
-            .map(|l| l.metric.as_str())
-            .collect();
-        let shifted = if shifted.is_empty() {
-            String::new()
-        } else {
-            format!("; per-operation costs shifted: {}", shifted.join(", "))
-        };
-        if failed.is_empty() {
-            let _ = writeln!(
-                out,
-                "verdict {timer}: ok ({noisy} beyond the tolerance but within noise{shifted})"
-            );
-        } else {
-            let changed = lines.iter().any(|l| l.verdict == Verdict::Changed);
-            let _ = writeln!(
-                out,
-                "verdict {timer}: {} ({}{shifted})",
-                if changed { "CHANGED" } else { "REGRESSION" },
-                failed.join(", ")
-            );
-        }
+        verdict(judged, timer, &mut out);
     }
     out
+}
+
+/// The verdict line of `timer`: ok, or what failed; then what is within noise or shifted.
+fn verdict(judged: &Judged, timer: &str, out: &mut String) {
+    let lines: Vec<&Line> = judged.lines.iter().filter(|l| l.timer == timer).collect();
+    let failed: Vec<String> = lines
+        .iter()
+        .filter(|l| l.verdict.fails())
+        .map(|l| match l.ratio {
+            Some(r) => format!("{} {r:.2}x", l.metric),
+            None => l.metric.clone(),
+        })
+        .collect();
+    let noisy = lines
+        .iter()
+        .filter(|l| l.verdict == Verdict::WithinNoise)
+        .count();
+    let shifted: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.verdict == Verdict::Shifted)
+        .map(|l| l.metric.as_str())
+        .collect();
+    let shifted = if shifted.is_empty() {
+        String::new()
+    } else {
+        format!("; per-operation costs shifted: {}", shifted.join(", "))
+    };
+    if failed.is_empty() {
+        let _ = writeln!(
+            out,
+            "verdict {timer}: ok ({noisy} beyond the tolerance but within noise{shifted})"
+        );
+    } else {
+        let changed = lines.iter().any(|l| l.verdict == Verdict::Changed);
+        let _ = writeln!(
+            out,
+            "verdict {timer}: {} ({}{shifted})",
+            if changed { "CHANGED" } else { "REGRESSION" },
+            failed.join(", ")
+        );
+    }
 }
 
 #[cfg(test)]
