@@ -164,21 +164,12 @@ fn replay(
     trace: &std::path::Path,
     timers: Vec<Kind>,
     repeat: u32,
-    lateness: args::LatenessArg,
+    view: config::LatenessView,
     slowdown: f64,
     args: &args::ReportArgs,
 ) -> Result<u8, Error> {
     config::check_slowdown(slowdown)?;
-    if !(1..=config::MAX_REPEAT).contains(&repeat) {
-        return Err(Error::Input(format!(
-            "--repeat must be in 1..={}, got {repeat}",
-            config::MAX_REPEAT
-        )));
-    }
-    let view = match lateness {
-        args::LatenessArg::Loop => config::LatenessView::Loop,
-        args::LatenessArg::Ticks => config::LatenessView::Ticks,
-    };
+    config::check_repeat(repeat)?;
     let kinds = if timers.is_empty() {
         Kind::ALL.to_vec()
     } else {
