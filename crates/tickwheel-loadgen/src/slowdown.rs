@@ -9,8 +9,9 @@
 //! around `n` so no periodic pattern of calls is always or never sampled) is read with the
 //! cycle counter, and right after it, inside the same call, the wrapper does busy work for
 //! `FACTOR − 1` times that call's own cost times the calls it stands for, less the readings it
-//! added and what earlier chunks did beyond what they owed (each chunk is timed, and the
-//! difference carried over). The busy work is a counted loop calibrated once per process.
+//! added. The busy work is a counted loop calibrated once per process; each chunk is timed, and
+//! what it did beyond or short of what it owed is carried over (the loop runs slower when the
+//! machine is busy), up to one chunk's worth, so a preempted chunk does not cancel the next.
 //!
 //! Invariants: every call is forwarded unchanged, in order, so the timer's answers are the
 //! inner timer's; a fresh wrapper samples the same calls of the same call sequence, so every
@@ -46,8 +47,9 @@ fn calibration() -> &'static Calibration {
             })
             .collect();
         pairs.sort_unstable();
-        const LOOPS: u64 = 1 << 20;
-        let fastest = (0..5)
+        // Many short runs: the fastest one is that of a loop the machine did not interrupt.
+        const LOOPS: u64 = 1 << 14;
+        let fastest = (0..100)
             .map(|_| {
                 let start = clock.raw();
                 busy(LOOPS);
@@ -169,8 +171,9 @@ impl Pace {
         let owed = self.owed.get() + own as f64 * self.extra * self.gap.get() as f64
             - 2.0 * c.overhead as f64;
         busy((owed.max(0.0) * c.loops_per_count) as u64);
-        let done = c.clock.raw().saturating_sub(own_end);
-        self.owed.set(owed - done as f64);
+        let done = c.clock.raw().saturating_sub(own_end) as f64;
+        // A chunk the machine preempted did far more than it owed: carry over a chunk at most.
+        self.owed.set((owed - done).max(-owed.max(0.0)));
         self.draw();
         result
     }
@@ -236,39 +239,45 @@ mod tests {
     use crate::counter::CallClock;
     use tickwheel::{FromOptions, HierarchicalWheel, Options};
 
-    /// The median time, as the loadgen times calls, that five rounds of the same calls took on
-    /// a fresh wheel (storage preallocated, so no call grows it) wrapped with `factor`, in ns,
-    /// and every answer the wheel gave. A call reading over 100 µs counts as 100 µs: that is a
-    /// preemption of this test (a busy machine), not the call nor its chunk of busy work.
-    fn churn(clock: &CallClock, factor: f64) -> (u64, Vec<Option<u64>>) {
-        let mut rounds = Vec::new();
+    /// Each call's fastest reading, as the loadgen times calls, over five rounds of the same
+    /// calls on a fresh wheel (storage preallocated, so no call grows it) wrapped with
+    /// `factor`, in ns, and every answer the wheel gave. The fastest of five leaves out what
+    /// preempted this test on a busy machine, as the loadgen's min-cost figures do.
+    fn churn(clock: &CallClock, factor: f64) -> (Vec<u64>, Vec<Option<u64>>) {
+        let mut fastest: Vec<u64> = Vec::new();
         let mut answers = Vec::new();
-        for _ in 0..5 {
-            let mut spent = 0;
+        for round in 0..5 {
             let wheel = HierarchicalWheel::from_options(Options::new().preallocate(20_000));
             let mut timer = Slowed::new(wheel.unwrap(), factor);
             answers.clear();
+            let mut costs = Vec::new();
             let mut keys = Vec::new();
             for i in 0..20_000 {
                 let (key, ns) = clock.time(|| timer.insert(i % 5_000, i));
                 keys.push(key.unwrap());
-                spent += ns.min(100_000);
+                costs.push(ns);
             }
             for key in keys.iter().step_by(3) {
                 let (payload, ns) = clock.time(|| timer.cancel(*key));
                 answers.push(payload);
-                spent += ns.min(100_000);
+                costs.push(ns);
             }
             loop {
                 let (fired, ns) = clock.time(|| timer.poll(5_000));
-                spent += ns.min(100_000);
+                costs.push(ns);
                 let Some(e) = fired else { break };
                 answers.push(Some(e.payload));
             }
-            rounds.push(spent);
+            if round == 0 {
+                fastest = costs;
+            } else {
+                fastest
+                    .iter_mut()
+                    .zip(costs)
+                    .for_each(|(f, c)| *f = (*f).min(c));
+            }
         }
-        rounds.sort_unstable();
-        (rounds[2], answers)
+        (fastest, answers)
     }
 
     #[test]
@@ -277,8 +286,11 @@ mod tests {
         let (plain, plain_answers) = churn(&clock, 1.0);
         let (slowed, slowed_answers) = churn(&clock, 3.0);
         assert_eq!(plain_answers, slowed_answers);
+        let (plain, slowed) = (plain.iter().sum::<u64>(), slowed.iter().sum::<u64>());
         let ratio = slowed as f64 / plain as f64;
-        assert!((1.8..5.0).contains(&ratio), "{slowed} ns vs {plain} ns");
+        // Each call at its fastest takes its chunk at its smallest, which the carry-over makes
+        // smaller than the chunk's mean: so the floor is below 3.
+        assert!((1.6..5.0).contains(&ratio), "{slowed} ns vs {plain} ns");
     }
     #[test]
     fn off_samples_nothing_and_gaps_average_n() {
