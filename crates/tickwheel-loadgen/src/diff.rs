@@ -24,15 +24,12 @@
 //! with the tolerance on top a regression must also be large enough to matter. It cannot see a
 //! change smaller than the run-to-run spread; more repetitions narrow that.
 //!
-//! The repetitions of one report are interleaved, so they share that run's machine; two runs
-//! minutes apart on a shared machine also differ as a whole (another tenant's load), which no
-//! report can see. The default tolerance, 25 %, sits above the largest such drift of a gating
-//! metric measured between back-to-back runs of one build on this project's machine (README:
-//! how to gate CI). Per-operation costs drift further: they are taken over a few milliseconds
-//! (the cost runs) or rest on the memory-bound tail of single calls, and between back-to-back
-//! runs of one build there the heap's fire cost per call measured 61 ns in one run and 135 ns
-//! in the next, each run's five repetitions agreeing. So they are shown, with the same test,
-//! but do not fail a diff; ops/s, which every call's cost feeds over the whole run, gates.
+//! Two runs minutes apart on a shared machine also differ as a whole (another tenant's load),
+//! which no report can see: the default tolerance, 25 %, sits above the largest such drift of a
+//! gating metric between back-to-back runs of one build (README: how to gate CI). Per-operation
+//! costs drift further (taken over a few milliseconds, or on the memory-bound tail of single
+//! calls), so they are shown, with the same test, but do not fail a diff; ops/s, which every
+//! call's cost feeds over the whole run, gates.
 //!
 //! Not judged (shown, marked why): a timing figure when either report has a single repetition
 //! falls back to the tolerance alone, and the output says it cannot tell noise from change; a
@@ -108,19 +105,15 @@ impl Verdict {
 /// One compared metric.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Line {
-    /// Implementation.
     pub(crate) timer: String,
     /// Metric name, e.g. `lateness.p99`.
     pub(crate) metric: String,
-    /// How it is judged.
     pub(crate) kind: Kind,
     /// Baseline value (the median over repetitions for timing and memory).
     pub(crate) baseline: f64,
-    /// Current value.
     pub(crate) current: f64,
     /// current / baseline, when the baseline is not 0.
     pub(crate) ratio: Option<f64>,
-    /// The judgement.
     pub(crate) verdict: Verdict,
     /// Why a metric was not judged, or how it was.
     pub(crate) note: &'static str,
@@ -321,20 +314,12 @@ fn worse(better: Better, base: f64, cur: f64, tolerance: f64) -> bool {
 
 /// Every current repetition is worse than every baseline repetition.
 fn separated(better: Better, base: &[f64], cur: &[f64]) -> bool {
-    let (b_min, b_max) = min_max(base);
-    let (c_min, c_max) = min_max(cur);
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     match better {
-        Better::Lower => c_min > b_max,
-        Better::Higher => c_max < b_min,
+        Better::Lower => min(cur) > max(base),
+        Better::Higher => max(cur) < min(base),
     }
-}
-
-fn min_max(values: &[f64]) -> (f64, f64) {
-    values
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-            (lo.min(v), hi.max(v))
-        })
 }
 
 /// A verdict, and why.

@@ -34,6 +34,7 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 
 use super::hgrm::java_fixed;
+use crate::context::civil_date;
 use crate::error::Error;
 use crate::measure::Interval;
 
@@ -47,18 +48,8 @@ fn java_date(ms: u128) -> String {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     let secs = ms / 1000;
-    let days = secs / 86_400;
-    let of_day = secs % 86_400;
-    // Civil date from days since 1970-01-01 (proleptic Gregorian, eras of 400 years).
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u128::from(month <= 2);
+    let (days, of_day) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_date(u64::try_from(days).unwrap_or(u64::MAX));
     format!(
         "{} {} {day:02} {:02}:{:02}:{:02} UTC {year}",
         DAYS[usize::try_from(days % 7).expect("< 7")],
