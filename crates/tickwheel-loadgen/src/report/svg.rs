@@ -38,12 +38,8 @@ fn escape(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
-fn header(out: &mut String, title: &str, subtitle: &str) {
-    header_sized(out, HEIGHT, title, subtitle);
-}
-
-/// [`header`] for a plot `height` tall.
-fn header_sized(out: &mut String, height: f64, title: &str, subtitle: &str) {
+/// The start of a plot `height` tall: its canvas, title and subtitle.
+fn header(out: &mut String, height: f64, title: &str, subtitle: &str) {
     let _ = writeln!(
         out,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">"#
@@ -284,6 +280,7 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)]) -> S
     let mut out = String::new();
     header(
         &mut out,
+        HEIGHT,
         &format!(
             "Fire lateness by percentile — {} clock (lower is better)",
             report.clock
@@ -464,7 +461,7 @@ pub(crate) fn cost(report: &Report) -> String {
     let rows = results.len().max(1);
     let height = TOP + panel_height(rows) + 16.0 + 2.0 * (panel_height(rows) + 12.0) + 20.0;
     let mut out = String::new();
-    header_sized(
+    header(
         &mut out,
         height,
         &format!(
