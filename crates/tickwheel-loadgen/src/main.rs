@@ -16,6 +16,7 @@
 //!   the monotonic clock).
 //! - [`measure`]: saturating histograms, sampled per-call cost, memory.
 //! - [`slowest`]: the slowest call with each call at its fastest repetition.
+//! - [`slowdown`]: the `--slowdown` test hook, a wrapper around the timer under test.
 //! - [`outcome`]: what one implementation's run produced.
 //! - [`report`]: table, `report.json`, `.hgrm`, `.hlog`, SVG plots.
 //! - [`gate`]: the thresholds applied and the always-on checks; [`mod@diff`]: comparing two
