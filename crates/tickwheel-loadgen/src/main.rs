@@ -124,11 +124,9 @@ fn run(args: Args) -> Result<u8, Error> {
             out,
             command,
         } => {
-            let head = match head {
-                Some(head) => head,
-                None => std::env::current_exe()
-                    .map_err(|e| Error::io("finding", "this executable", e))?,
-            };
+            let head = head
+                .map_or_else(std::env::current_exe, Ok)
+                .map_err(|e| Error::io("finding", "this executable", e))?;
             return paired::paired(&base, &head, pairs, tolerance, &out, &command);
         }
     };

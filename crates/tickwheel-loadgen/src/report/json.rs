@@ -436,20 +436,8 @@ pub(crate) struct SlowestJson {
 }
 
 impl SlowestJson {
-    /// The slowest call of the operation named `op` (`insert` … `fire`, or `idle`).
-    pub(crate) fn get(&self, op: &str) -> Option<u64> {
-        Some(match op {
-            "insert" => self.insert,
-            "cancel" => self.cancel,
-            "reset" => self.reset,
-            "fire" => self.fire,
-            "idle" => self.idle,
-            _ => return None,
-        })
-    }
-
-    /// The slowest of every operation, and its name (the first of equals in report order).
-    pub(crate) fn slowest(&self) -> (&'static str, u64) {
+    /// Each operation's name and slowest call, in report order.
+    fn each(&self) -> [(&'static str, u64); 5] {
         [
             ("insert", self.insert),
             ("cancel", self.cancel),
@@ -457,8 +445,17 @@ impl SlowestJson {
             ("fire", self.fire),
             ("idle", self.idle),
         ]
-        .into_iter()
-        .fold(("insert", 0), |a, b| if b.1 > a.1 { b } else { a })
+    }
+
+    /// The slowest call of the operation named `op` (`insert` … `fire`, or `idle`).
+    pub(crate) fn get(&self, op: &str) -> Option<u64> {
+        self.each().into_iter().find(|e| e.0 == op).map(|e| e.1)
+    }
+
+    /// The slowest of every operation, and its name (the first of equals in report order).
+    pub(crate) fn slowest(&self) -> (&'static str, u64) {
+        let each = self.each().into_iter();
+        each.fold(("insert", 0), |a, b| if b.1 > a.1 { b } else { a })
     }
 }
 
