@@ -67,25 +67,17 @@ impl Workload {
 pub(crate) const MAX_PREALLOCATED_REQUESTS: usize = 1 << 22;
 
 /// Defaults that depend on the clock: a virtual run is fast and large, a real one short.
-struct ClockDefaults {
-    connections: u64,
-    rate: f64,
-    duration: Duration,
-    idle_timeout: Duration,
-    request_timeout: Duration,
-    slow_fraction: f64,
-}
-
-const VIRTUAL_DEFAULTS: ClockDefaults = ClockDefaults {
+const VIRTUAL_DEFAULTS: Shape = Shape {
     connections: 100_000,
     rate: 200_000.0,
     duration: Duration::from_secs(30),
     idle_timeout: Duration::from_secs(10),
     request_timeout: Duration::from_millis(200),
     slow_fraction: 0.01,
+    herd: false,
 };
 
-const REAL_DEFAULTS: ClockDefaults = ClockDefaults {
+const REAL_DEFAULTS: Shape = Shape {
     connections: 10_000,
     rate: 20_000.0,
     duration: Duration::from_secs(3),
@@ -215,18 +207,10 @@ impl Config {
 
 /// The workload the flags ask for, on `clock`'s defaults or `profile`'s.
 fn workload(args: &LoadArgs, clock: Clock, profile: Option<Shape>) -> Result<Workload, Error> {
-    let defaults = match (profile, clock) {
-        (Some(p), _) => ClockDefaults {
-            connections: p.connections,
-            rate: p.rate,
-            duration: p.duration,
-            idle_timeout: p.idle_timeout,
-            request_timeout: p.request_timeout,
-            slow_fraction: p.slow_fraction,
-        },
-        (None, Clock::Virtual) => VIRTUAL_DEFAULTS,
-        (None, Clock::Real) => REAL_DEFAULTS,
-    };
+    let defaults = profile.unwrap_or(match clock {
+        Clock::Virtual => VIRTUAL_DEFAULTS,
+        Clock::Real => REAL_DEFAULTS,
+    });
     let idle_timeout = args.idle_timeout.unwrap_or(defaults.idle_timeout);
     let request_timeout = args.request_timeout.unwrap_or(defaults.request_timeout);
     let slow_fraction = args.slow_fraction.unwrap_or(defaults.slow_fraction);
@@ -277,7 +261,7 @@ fn workload(args: &LoadArgs, clock: Clock, profile: Option<Shape>) -> Result<Wor
         tick: args.tick,
         seed: args.seed,
         handler_cost: args.handler_cost,
-        herd: profile.is_some_and(|p| p.herd),
+        herd: defaults.herd,
     })
 }
 

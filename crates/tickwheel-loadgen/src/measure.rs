@@ -566,22 +566,17 @@ pub(crate) fn reset_peak_rss() {
 
 /// The process's peak resident set size in bytes (`VmHWM`), or `None` off Linux.
 pub(crate) fn peak_rss_bytes() -> Option<u64> {
-    status_kb("VmHWM:")
-}
-
-fn status_kb(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
+    let line = status
         .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .ok()
-        })
-        .map(|kb| kb * 1024)
+        .find_map(|line| line.strip_prefix("VmHWM:"))?;
+    let kb = line
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(kb * 1024)
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ pub(crate) fn run<X: Timer<u64>>(
 ) -> Result<Outcome, Error> {
     let wall = Instant::now();
     let tick_ns = workload.tick_ns();
-    let mut server = Server::open(timer, workload, call_clock)?;
+    let mut server = Server::open(timer, workload, call_clock, None)?;
     let mut generator = Generator::new(workload);
     let mut arrival = generator.next_arrival();
     let mut lag = Hist::new(LATENESS_MAX);

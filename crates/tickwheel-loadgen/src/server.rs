@@ -68,20 +68,12 @@ pub(crate) struct Server<X> {
 
 impl<X: Timer<u64>> Server<X> {
     /// A server with every connection open and its idle timer pending, deadlines spread over one
-    /// idle timeout.
+    /// idle timeout; every timer call's cost noted in (or, in a charged pass, charged from)
+    /// `costs`.
     ///
     /// # Errors
     /// [`Error::Contract`] when the timer refuses an insert.
-    pub(crate) fn open(timer: X, workload: &Workload, clock: &CallClock) -> Result<Self, Error> {
-        Self::open_with(timer, workload, clock, None)
-    }
-
-    /// [`open`](Self::open), every timer call's cost noted in (or, in a charged pass, charged
-    /// from) `costs`.
-    ///
-    /// # Errors
-    /// [`Error::Contract`] when the timer refuses an insert.
-    pub(crate) fn open_with(
+    pub(crate) fn open(
         timer: X,
         workload: &Workload,
         clock: &CallClock,

@@ -93,7 +93,7 @@ pub(crate) fn run_then<X: Timer<u64>>(
     let tick_ns = workload.tick_ns();
     let end_ns = nanos(workload.duration);
     let handler_ns = nanos(workload.handler_cost);
-    let mut server = Server::open_with(timer, workload, clock, costs)?;
+    let mut server = Server::open(timer, workload, clock, costs)?;
     let mut generator = Generator::new(workload);
     let mut arrival = generator.next_arrival();
     let mut polled: Option<Tick> = None;
