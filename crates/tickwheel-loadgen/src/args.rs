@@ -1,4 +1,6 @@
-//! The command line, derived with clap. The doc comments here are the `--help` text.
+//! The command line, derived with clap. The doc comments here are the `--help` text. Its
+//! enums for the clock and the lateness view and costs are also the configuration's (see
+//! [`config`](crate::config)), with the names reports use.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -57,8 +59,8 @@ pub(crate) enum Command {
         repeat: u32,
         /// `loop` (lateness as an event loop charged with every call's cost hands timers
         /// over) or `ticks` (poll tick minus deadline tick).
-        #[arg(long, value_enum, default_value_t = LatenessArg::Loop)]
-        lateness: LatenessArg,
+        #[arg(long, value_enum, default_value_t = LatenessView::Loop)]
+        lateness: LatenessView,
         /// Test hook, as `compare --slowdown`: every timed timer call takes FACTOR times its
         /// own cost, in 1..=10 (1 is off).
         #[arg(
@@ -124,7 +126,7 @@ pub(crate) const DEFAULT_MEMORY_TOLERANCE: f64 = 0.05;
 
 /// How virtual-clock lateness is measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum LatenessArg {
+pub(crate) enum LatenessView {
     /// As a server sees it: the loop is busy for the measured time of every timer call (and
     /// --handler-cost per event); lateness = the instant the loop hands a fired timer to the
     /// application minus its intended deadline, tick rounding included.
@@ -135,7 +137,7 @@ pub(crate) enum LatenessArg {
 
 /// Which call costs the headline virtual-clock lateness charges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum LatenessCostsArg {
+pub(crate) enum LatenessCosts {
     /// Each call charged its minimum cost over the repetitions (a charged pass after them).
     Min,
     /// Each call charged its cost as measured in that repetition.
@@ -144,7 +146,7 @@ pub(crate) enum LatenessCostsArg {
 
 /// Which clock drives the timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum ClockArg {
+pub(crate) enum Clock {
     /// Deterministic discrete-event time: the event loop charged with every call's measured
     /// cost; lateness at hand-over, in ns.
     Virtual,
@@ -152,13 +154,33 @@ pub(crate) enum ClockArg {
     Real,
 }
 
+impl Clock {
+    /// The name used in reports.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Clock::Virtual => "virtual",
+            Clock::Real => "real",
+        }
+    }
+}
+
+impl LatenessView {
+    /// The name used in reports.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            LatenessView::Loop => "loop",
+            LatenessView::Ticks => "ticks",
+        }
+    }
+}
+
 /// Options shared by `run` and `compare`.
 #[derive(Clone, Debug, clap::Args)]
 pub(crate) struct LoadArgs {
     /// Clock: `virtual` (deterministic, fast, counts must agree across implementations) or
     /// `real` (an event loop on the monotonic clock).
-    #[arg(long, value_enum, default_value_t = ClockArg::Virtual)]
-    pub(crate) clock: ClockArg,
+    #[arg(long, value_enum, default_value_t = Clock::Virtual)]
+    pub(crate) clock: Clock,
     /// Open connections, each with an idle timeout [default: 100000 virtual, 10000 real].
     #[arg(long, value_parser = non_negative::<u64>, allow_hyphen_values = true)]
     pub(crate) connections: Option<u64>,
@@ -202,13 +224,13 @@ pub(crate) struct LoadArgs {
     /// Virtual clock only: `loop` (lateness as the event loop hands timers over, costs
     /// charged) or `ticks` (poll tick minus deadline tick).
     #[arg(long, value_enum)]
-    pub(crate) lateness: Option<LatenessArg>,
+    pub(crate) lateness: Option<LatenessView>,
     /// Virtual clock, `--lateness loop`, `--repeat` 2 or more: the call costs the headline
     /// lateness charges the loop. `min` (each call's fastest repetition, in one more pass of the
     /// same calls: the timer's own lateness, the machine's preemptions left out) or `measured`
     /// (each repetition's own measured costs, preemptions included). report.json keeps both.
-    #[arg(long, value_enum, default_value_t = LatenessCostsArg::Min)]
-    pub(crate) lateness_costs: LatenessCostsArg,
+    #[arg(long, value_enum, default_value_t = LatenessCosts::Min)]
+    pub(crate) lateness_costs: LatenessCosts,
     /// Test hook, to check that a CI gate catches a slower build: every timed timer call spins
     /// until it has taken FACTOR times its own cost, so the run measures a build that much
     /// slower. In 1..=10; 1 is off. Shown in report.json's context and by `diff`.

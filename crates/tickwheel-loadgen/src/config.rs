@@ -9,62 +9,12 @@ use std::time::Duration;
 
 use tickwheel::Kind;
 
-use crate::args::{ClockArg, LatenessArg, LatenessCostsArg, LoadArgs};
+use crate::args::LoadArgs;
+pub(crate) use crate::args::{Clock, LatenessCosts, LatenessView};
 use crate::error::Error;
-use crate::profile::Profile;
+use crate::profile::{Profile, Shape};
 use crate::thresholds::Thresholds;
 use crate::units::nanos;
-
-/// The clock a run is driven by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Clock {
-    /// Discrete-event time; lateness as the loop hands timers over (or in ticks, see
-    /// [`LatenessView`]).
-    Virtual,
-    /// The monotonic clock; lateness in nanoseconds.
-    Real,
-}
-
-impl Clock {
-    /// The name used in reports.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Clock::Virtual => "virtual",
-            Clock::Real => "real",
-        }
-    }
-}
-
-/// How virtual-clock lateness is measured (see `--lateness`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LatenessView {
-    /// The event loop is busy for each call's measured cost; lateness is hand-over time minus
-    /// the intended deadline. The real clock always measures this way.
-    Loop,
-    /// Poll tick minus deadline tick, times the tick length.
-    Ticks,
-}
-
-impl LatenessView {
-    /// The name used in reports.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            LatenessView::Loop => "loop",
-            LatenessView::Ticks => "ticks",
-        }
-    }
-}
-
-/// Which call costs the headline virtual-clock lateness charges the loop (see
-/// `--lateness-costs` and [`virtual_clock`](crate::virtual_clock)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LatenessCosts {
-    /// Each call's minimum over the repetitions, in a charged pass (needs `--repeat` 2 or more,
-    /// the virtual clock and `--lateness loop`; otherwise as measured).
-    Min,
-    /// Each call's cost as measured in the repetition.
-    Measured,
-}
 
 /// The workload: an open-loop model of a server's connections.
 #[derive(Clone, Debug, PartialEq)]
@@ -117,25 +67,17 @@ impl Workload {
 pub(crate) const MAX_PREALLOCATED_REQUESTS: usize = 1 << 22;
 
 /// Defaults that depend on the clock: a virtual run is fast and large, a real one short.
-struct ClockDefaults {
-    connections: u64,
-    rate: f64,
-    duration: Duration,
-    idle_timeout: Duration,
-    request_timeout: Duration,
-    slow_fraction: f64,
-}
-
-const VIRTUAL_DEFAULTS: ClockDefaults = ClockDefaults {
+const VIRTUAL_DEFAULTS: Shape = Shape {
     connections: 100_000,
     rate: 200_000.0,
     duration: Duration::from_secs(30),
     idle_timeout: Duration::from_secs(10),
     request_timeout: Duration::from_millis(200),
     slow_fraction: 0.01,
+    herd: false,
 };
 
-const REAL_DEFAULTS: ClockDefaults = ClockDefaults {
+const REAL_DEFAULTS: Shape = Shape {
     connections: 10_000,
     rate: 20_000.0,
     duration: Duration::from_secs(3),
@@ -195,14 +137,7 @@ impl Config {
         args: &LoadArgs,
         progress: bool,
     ) -> Result<Self, Error> {
-        let clock = match args.clock {
-            ClockArg::Virtual => Clock::Virtual,
-            ClockArg::Real => Clock::Real,
-        };
-        let defaults = match clock {
-            Clock::Virtual => VIRTUAL_DEFAULTS,
-            Clock::Real => REAL_DEFAULTS,
-        };
+        let clock = args.clock;
         let profile = match args.profile {
             Some(Profile::All) => {
                 return Err(Error::Input(
@@ -212,93 +147,13 @@ impl Config {
             Some(p) => p.shape(),
             None => None,
         };
-        let defaults = match profile {
-            Some(p) => ClockDefaults {
-                connections: p.connections,
-                rate: p.rate,
-                duration: p.duration,
-                idle_timeout: p.idle_timeout,
-                request_timeout: p.request_timeout,
-                slow_fraction: p.slow_fraction,
-            },
-            None => defaults,
-        };
-        let idle_timeout = args.idle_timeout.unwrap_or(defaults.idle_timeout);
-        let request_timeout = args.request_timeout.unwrap_or(defaults.request_timeout);
-        let slow_fraction = args.slow_fraction.unwrap_or(defaults.slow_fraction);
-        let connections = args.connections.unwrap_or(defaults.connections);
-        if connections == 0 || connections > u64::from(MAX_CONNECTIONS) {
-            return Err(Error::Input(format!(
-                "--connections must be in 1..={MAX_CONNECTIONS}, got {connections}"
-            )));
-        }
-        let rate = args.rate.unwrap_or(defaults.rate);
-        if !(rate.is_finite() && rate > 0.0) {
-            return Err(Error::Input(format!(
-                "--rate must be a positive number of requests per second, got {rate}"
-            )));
-        }
-        if args.tick.is_zero() {
-            return Err(Error::Input("--tick must be at least 1ns, got 0".into()));
-        }
-        let duration = args.duration.unwrap_or(defaults.duration);
-        if duration < args.tick {
-            return Err(Error::Input(format!(
-                "--duration {duration:?} is shorter than one --tick ({:?}); nothing could be measured",
-                args.tick
-            )));
-        }
-        for (flag, timeout) in [
-            ("--idle-timeout", idle_timeout),
-            ("--request-timeout", request_timeout),
-        ] {
-            if timeout.is_zero() {
-                return Err(Error::Input(format!(
-                    "{flag} must be positive, got 0 (a zero timeout fires at once)"
-                )));
-            }
-        }
-        if !(0.0..=1.0).contains(&slow_fraction) {
-            return Err(Error::Input(format!(
-                "--slow-fraction is a share of responses and must be in [0, 1], got {slow_fraction}"
-            )));
-        }
-        let service = match (args.service, args.threads) {
-            (false, None) => None,
-            (false, Some(_)) => {
-                return Err(Error::Input("--threads only applies with --service".into()))
-            }
-            (true, _) if clock == Clock::Virtual => {
-                return Err(Error::Input(
-                    "--service drives the threaded service in real time; add --clock real".into(),
-                ))
-            }
-            (true, threads) => {
-                let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-                let threads = threads.unwrap_or(cores);
-                if threads == 0 || threads > MAX_THREADS {
-                    return Err(Error::Input(format!(
-                        "--threads must be in 1..={MAX_THREADS}, got {threads}"
-                    )));
-                }
-                if connections < threads as u64 {
-                    return Err(Error::Input(format!(
-                        "--connections ({connections}) must be at least --threads ({threads})"
-                    )));
-                }
-                Some(thread_counts(threads))
-            }
-        };
-        if args.repeat == 0 || args.repeat > MAX_REPEAT {
-            return Err(Error::Input(format!(
-                "--repeat must be in 1..={MAX_REPEAT}, got {}",
-                args.repeat
-            )));
-        }
+        let workload = workload(args, clock, profile)?;
+        let service = service(args, clock, workload.connections)?;
+        check_repeat(args.repeat)?;
         let lateness = match (args.lateness, clock) {
-            (None | Some(LatenessArg::Loop), _) => LatenessView::Loop,
-            (Some(LatenessArg::Ticks), Clock::Virtual) => LatenessView::Ticks,
-            (Some(LatenessArg::Ticks), Clock::Real) => {
+            (None | Some(LatenessView::Loop), _) => LatenessView::Loop,
+            (Some(LatenessView::Ticks), Clock::Virtual) => LatenessView::Ticks,
+            (Some(LatenessView::Ticks), Clock::Real) => {
                 return Err(Error::Input(
                     "--lateness ticks applies to the virtual clock; the real clock measures \
                      lateness as the loop hands timers over"
@@ -335,18 +190,7 @@ impl Config {
             command,
             kinds,
             clock,
-            workload: Workload {
-                connections: connections as u32,
-                rate,
-                duration,
-                idle_timeout,
-                request_timeout,
-                slow_fraction,
-                tick: args.tick,
-                seed: args.seed,
-                handler_cost: args.handler_cost,
-                herd: profile.is_some_and(|p| p.herd),
-            },
+            workload,
             profile: args.profile.map(Profile::name),
             out: args.report.out.clone(),
             thresholds,
@@ -354,14 +198,107 @@ impl Config {
             service,
             repeat: args.repeat,
             lateness,
-            lateness_costs: match args.lateness_costs {
-                LatenessCostsArg::Min => LatenessCosts::Min,
-                LatenessCostsArg::Measured => LatenessCosts::Measured,
-            },
+            lateness_costs: args.lateness_costs,
             record: args.record.clone(),
             slowdown: args.slowdown,
         })
     }
+}
+
+/// The workload the flags ask for, on `clock`'s defaults or `profile`'s.
+fn workload(args: &LoadArgs, clock: Clock, profile: Option<Shape>) -> Result<Workload, Error> {
+    let defaults = profile.unwrap_or(match clock {
+        Clock::Virtual => VIRTUAL_DEFAULTS,
+        Clock::Real => REAL_DEFAULTS,
+    });
+    let idle_timeout = args.idle_timeout.unwrap_or(defaults.idle_timeout);
+    let request_timeout = args.request_timeout.unwrap_or(defaults.request_timeout);
+    let slow_fraction = args.slow_fraction.unwrap_or(defaults.slow_fraction);
+    let connections = args.connections.unwrap_or(defaults.connections);
+    if connections == 0 || connections > u64::from(MAX_CONNECTIONS) {
+        return Err(Error::Input(format!(
+            "--connections must be in 1..={MAX_CONNECTIONS}, got {connections}"
+        )));
+    }
+    let rate = args.rate.unwrap_or(defaults.rate);
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(Error::Input(format!(
+            "--rate must be a positive number of requests per second, got {rate}"
+        )));
+    }
+    if args.tick.is_zero() {
+        return Err(Error::Input("--tick must be at least 1ns, got 0".into()));
+    }
+    let duration = args.duration.unwrap_or(defaults.duration);
+    if duration < args.tick {
+        return Err(Error::Input(format!(
+            "--duration {duration:?} is shorter than one --tick ({:?}); nothing could be measured",
+            args.tick
+        )));
+    }
+    for (flag, timeout) in [
+        ("--idle-timeout", idle_timeout),
+        ("--request-timeout", request_timeout),
+    ] {
+        if timeout.is_zero() {
+            return Err(Error::Input(format!(
+                "{flag} must be positive, got 0 (a zero timeout fires at once)"
+            )));
+        }
+    }
+    if !(0.0..=1.0).contains(&slow_fraction) {
+        return Err(Error::Input(format!(
+            "--slow-fraction is a share of responses and must be in [0, 1], got {slow_fraction}"
+        )));
+    }
+    Ok(Workload {
+        connections: connections as u32,
+        rate,
+        duration,
+        idle_timeout,
+        request_timeout,
+        slow_fraction,
+        tick: args.tick,
+        seed: args.seed,
+        handler_cost: args.handler_cost,
+        herd: defaults.herd,
+    })
+}
+
+/// `--service`'s producer-thread counts, `None` without it.
+fn service(args: &LoadArgs, clock: Clock, connections: u32) -> Result<Option<Vec<usize>>, Error> {
+    match (args.service, args.threads) {
+        (false, None) => Ok(None),
+        (false, Some(_)) => Err(Error::Input("--threads only applies with --service".into())),
+        (true, _) if clock == Clock::Virtual => Err(Error::Input(
+            "--service drives the threaded service in real time; add --clock real".into(),
+        )),
+        (true, threads) => {
+            let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+            let threads = threads.unwrap_or(cores);
+            if threads == 0 || threads > MAX_THREADS {
+                return Err(Error::Input(format!(
+                    "--threads must be in 1..={MAX_THREADS}, got {threads}"
+                )));
+            }
+            if (connections as usize) < threads {
+                return Err(Error::Input(format!(
+                    "--connections ({connections}) must be at least --threads ({threads})"
+                )));
+            }
+            Ok(Some(thread_counts(threads)))
+        }
+    }
+}
+
+/// Refuses a `--repeat` outside `1..=MAX_REPEAT`.
+pub(crate) fn check_repeat(repeat: u32) -> Result<(), Error> {
+    if (1..=MAX_REPEAT).contains(&repeat) {
+        return Ok(());
+    }
+    Err(Error::Input(format!(
+        "--repeat must be in 1..={MAX_REPEAT}, got {repeat}"
+    )))
 }
 
 /// The most connections a run may model: connection ids share a `u64` payload with a flag bit,

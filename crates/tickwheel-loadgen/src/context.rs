@@ -216,14 +216,11 @@ fn hostname() -> Option<String> {
         .filter(|h| !h.is_empty())
 }
 
-/// `t` as RFC 3339 in UTC to the second, e.g. `2024-02-29T13:05:09Z`. Written out here (days
-/// to a civil date, the proleptic Gregorian calendar) rather than with a date crate: it is
-/// the only date the tool prints, and the workspace has no date crate to reuse.
-pub(crate) fn rfc3339_utc(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Days since 1970-01-01 to year, month, day: shift to eras of 400 years starting on
-    // 0000-03-01, so that the leap day ends each year.
+/// Days since 1970-01-01 as a civil date (year, month 1–12, day 1–31) of the proleptic
+/// Gregorian calendar. Written out here rather than with a date crate: `report.json`'s start
+/// time and the `.hlog` header are the only dates the tool prints.
+pub(crate) fn civil_date(days: u64) -> (u64, u64, u64) {
+    // Shift to eras of 400 years starting on 0000-03-01, so that the leap day ends each year.
     let z = days + 719_468;
     let era = z / 146_097;
     let day_of_era = z % 146_097;
@@ -237,7 +234,14 @@ pub(crate) fn rfc3339_utc(t: SystemTime) -> String {
     } else {
         shifted_month - 9
     };
-    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    (year_of_era + era * 400 + u64::from(month <= 2), month, day)
+}
+
+/// `t` as RFC 3339 in UTC to the second, e.g. `2024-02-29T13:05:09Z`.
+pub(crate) fn rfc3339_utc(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_date(days);
     format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
         rest / 3_600,

@@ -20,8 +20,6 @@
 //! come in steps of the resolution. [`time_run`](CallClock::time_run) times a run of calls with
 //! two readings and divides: its per-call figure resolves the resolution ÷ the run length.
 
-use std::cell::Cell;
-
 /// Back-to-back reading pairs taken to calibrate.
 const CALIBRATION_PAIRS: usize = 20_001;
 
@@ -33,32 +31,6 @@ pub(crate) struct CallClock {
     overhead_counts: u64,
     resolution_ns: f64,
     empty_mean_ns: f64,
-    /// `--slowdown`: each timing lasts this many times the timed code's own cost (1: off).
-    slowdown: f64,
-    /// Iterations of [`busy`] per counter count, calibrated when the slowdown is set.
-    loops_per_count: f64,
-    /// Busy work owed by the spans timed so far, less what was done, in counts.
-    slowdown_owed: Cell<f64>,
-    /// Every how many spans a chunk of busy work is done.
-    slowdown_every: u64,
-    /// Spans until the next chunk.
-    slowdown_left: Cell<u64>,
-    /// What an empty timing reads on average without the slowdown, in counts.
-    slowdown_empty: u64,
-}
-
-/// About how much busy work `--slowdown` does at once (see [`CallClock::with_slowdown`]).
-pub(crate) const SLOWDOWN_CHUNK_NS: f64 = 1_000.0;
-
-/// The call cost `--slowdown` sizes its chunks' spacing for: about a timer call's here.
-pub(crate) const SLOWDOWN_TYPICAL_CALL_NS: f64 = 20.0;
-
-/// `loops` iterations of a loop the compiler must keep: the slowdown's busy work.
-#[inline(never)]
-fn busy(loops: u64) {
-    for i in 0..loops {
-        std::hint::black_box(i);
-    }
 }
 
 impl CallClock {
@@ -92,12 +64,6 @@ impl CallClock {
             overhead_counts,
             resolution_ns: step as f64 * ns_per_count,
             empty_mean_ns: 0.0,
-            slowdown: 1.0,
-            loops_per_count: 0.0,
-            slowdown_owed: Cell::new(0.0),
-            slowdown_every: u64::MAX,
-            slowdown_left: Cell::new(u64::MAX),
-            slowdown_empty: 0,
         };
         clock.empty_mean_ns = clock.empty_mean();
         clock
@@ -114,105 +80,12 @@ impl CallClock {
         kept.iter().sum::<u64>() as f64 / kept.len().max(1) as f64
     }
 
-    /// This clock with the `--slowdown` test hook set, so that the timed calls really take
-    /// `factor` times as long in all, as they would in a slower build, and read so. A call's
-    /// own cost is its reading less what an empty timing reads on average (as the time inside
-    /// the timer is estimated, see [`empty_mean_ns`](Self::empty_mean_ns)).
-    ///
-    /// Every `n`-th timed span (`n` sized so a chunk is about [`SLOWDOWN_CHUNK_NS`] for calls
-    /// of about [`SLOWDOWN_TYPICAL_CALL_NS`]) does busy work for `factor − 1` times the own
-    /// cost of the spans since the last one, between its two readings, so it is timed as the
-    /// call is; it times that work, and what earlier chunks did more or less than they owed is
-    /// carried over, so the busy work done matches what is owed however fast the loop runs. Not a little after every call: extra code a few nanoseconds long cannot be
-    /// sized that finely (a variable loop's exit alone costs more), so per-call busy work would
-    /// slow a 10 ns call several times over. The chunks fall on the same calls in every
-    /// repetition of a run (the count restarts with [`for_run`](Self::for_run)), so a call's
-    /// fastest repetition is slowed too. The busy work is a counted loop calibrated here.
-    /// `factor` 1 is off; the caller checks the range (see [`Config`](crate::config::Config)).
-    pub(crate) fn with_slowdown(mut self, factor: f64) -> Self {
-        self.slowdown = factor;
-        if factor > 1.0 {
-            const LOOPS: u64 = 1 << 20;
-            let fastest = (0..5)
-                .map(|_| {
-                    let start = self.clock.raw();
-                    busy(LOOPS);
-                    self.clock.raw().saturating_sub(start).max(1)
-                })
-                .min()
-                .unwrap_or(1);
-            self.loops_per_count = LOOPS as f64 / fastest as f64;
-            self.slowdown_empty = (self.empty_mean_ns / self.ns_per_count).round() as u64;
-            self.slowdown_every = (SLOWDOWN_CHUNK_NS / ((factor - 1.0) * SLOWDOWN_TYPICAL_CALL_NS))
-                .round()
-                .max(1.0) as u64;
-            // `empty_mean_ns` stays the plain clock's: what the timer's time is measured from.
-            self = self.for_run();
-        }
-        self
-    }
-
-    /// A copy for one run: the slowdown's count of spans starts over, so its chunks fall on the
-    /// same calls in every run of the same calls.
-    pub(crate) fn for_run(&self) -> Self {
-        let run = self.clone();
-        run.slowdown_left.set(self.slowdown_every.saturating_sub(1));
-        run.slowdown_owed.set(0.0);
-        run
-    }
-
-    /// The counts from `start` until now, the overhead subtracted (and the slowdown's work
-    /// done, when on).
+    /// The counts from `start` until now, the overhead subtracted.
     #[inline]
     fn elapsed_counts(&self, start: u64) -> u64 {
-        if self.slowdown > 1.0 {
-            return self.slowed_counts(start);
-        }
         self.clock
             .raw()
             .saturating_sub(start)
-            .saturating_sub(self.overhead_counts)
-    }
-
-    /// [`elapsed_counts`](Self::elapsed_counts) with the slowdown on: every
-    /// `slowdown_every`-th span does the busy work the spans since the last one owe, less what
-    /// earlier chunks overpaid (a short loop runs a little slower than its calibration).
-    #[inline]
-    fn slowed_counts(&self, start: u64) -> u64 {
-        let left = self.slowdown_left.get();
-        if left == 0 {
-            return self.pay(start);
-        }
-        let counts = self
-            .clock
-            .raw()
-            .saturating_sub(start)
-            .saturating_sub(self.overhead_counts);
-        self.slowdown_left.set(left - 1);
-        // What an empty timing reads is the reading's, not the call's: it owes nothing.
-        self.slowdown_owed.set(
-            self.slowdown_owed.get()
-                + counts.saturating_sub(self.slowdown_empty) as f64 * (self.slowdown - 1.0),
-        );
-        counts
-    }
-
-    /// The end of a span that pays the busy work owed, its own share included.
-    #[cold]
-    #[inline(never)]
-    fn pay(&self, start: u64) -> u64 {
-        let own_end = self.clock.raw();
-        let own = own_end
-            .saturating_sub(start)
-            .saturating_sub(self.overhead_counts)
-            .saturating_sub(self.slowdown_empty);
-        let owed = self.slowdown_owed.get() + own as f64 * (self.slowdown - 1.0);
-        busy((owed.max(0.0) * self.loops_per_count) as u64);
-        let end = self.clock.raw();
-        self.slowdown_owed
-            .set(owed - end.saturating_sub(own_end) as f64);
-        self.slowdown_left.set(self.slowdown_every - 1);
-        end.saturating_sub(start)
             .saturating_sub(self.overhead_counts)
     }
 
@@ -285,39 +158,5 @@ mod tests {
             (2_000_000_000..300_000_000_000).contains(&per_call),
             "{per_call}"
         );
-    }
-
-    #[test]
-    fn slowdown_makes_the_timed_code_really_take_longer() {
-        let clock = CallClock::new().with_slowdown(1.5);
-        let every = usize::try_from(clock.slowdown_every).unwrap();
-        assert_eq!(
-            every, 100,
-            "1,000 ns chunks for 20 ns calls owing half their cost"
-        );
-        let wall = std::time::Instant::now();
-        let costs: Vec<u64> = (0..3 * every)
-            .map(|_| {
-                clock
-                    .time(|| std::thread::sleep(Duration::from_micros(20)))
-                    .1
-            })
-            .collect();
-        let wall = wall.elapsed();
-        // Every `every`-th span did the busy work the spans before it owed: together the spans
-        // read at least half as much again as the spans that did none, and that time really
-        // passed.
-        let paying: u64 = costs.iter().skip(every - 1).step_by(every).sum();
-        let total: u64 = costs.iter().sum();
-        let plain = total - paying;
-        assert!(total * 10 >= plain * 14, "{total} vs {plain}");
-        assert!(
-            wall.as_nanos() >= u128::from(total) * 9 / 10,
-            "{wall:?} vs {total}"
-        );
-        // A new run starts the count over: its first span does no busy work.
-        let run = clock.for_run();
-        let (_, first) = run.time(|| std::hint::black_box(()));
-        assert!(first < 500_000, "{first}");
     }
 }

@@ -24,15 +24,12 @@
 //! with the tolerance on top a regression must also be large enough to matter. It cannot see a
 //! change smaller than the run-to-run spread; more repetitions narrow that.
 //!
-//! The repetitions of one report are interleaved, so they share that run's machine; two runs
-//! minutes apart on a shared machine also differ as a whole (another tenant's load), which no
-//! report can see. The default tolerance, 25 %, sits above the largest such drift of a gating
-//! metric measured between back-to-back runs of one build on this project's machine (README:
-//! how to gate CI). Per-operation costs drift further: they are taken over a few milliseconds
-//! (the cost runs) or rest on the memory-bound tail of single calls, and between back-to-back
-//! runs of one build there the heap's fire cost per call measured 61 ns in one run and 135 ns
-//! in the next, each run's five repetitions agreeing. So they are shown, with the same test,
-//! but do not fail a diff; ops/s, which every call's cost feeds over the whole run, gates.
+//! Two runs minutes apart on a shared machine also differ as a whole (another tenant's load),
+//! which no report can see: the default tolerance, 25 %, sits above the largest such drift of a
+//! gating metric between back-to-back runs of one build (README: how to gate CI). Per-operation
+//! costs drift further (taken over a few milliseconds, or on the memory-bound tail of single
+//! calls), so they are shown, with the same test, but do not fail a diff; ops/s, which every
+//! call's cost feeds over the whole run, gates.
 //!
 //! Not judged (shown, marked why): a timing figure when either report has a single repetition
 //! falls back to the tolerance alone, and the output says it cannot tell noise from change; a
@@ -54,8 +51,9 @@
 use std::fmt::Write as _;
 
 use crate::error::Error;
+use crate::report::assemble::median_f64;
 use crate::report::json::{
-    median_f64, CostJson, CostsJson, Percentiles, RepetitionJson, Report, ResultJson, TraceJson,
+    CostJson, CostsJson, Percentiles, RepetitionJson, Report, ResultJson, TraceJson,
 };
 use crate::units::{fine_ns, human_ns};
 
@@ -107,19 +105,15 @@ impl Verdict {
 /// One compared metric.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Line {
-    /// Implementation.
     pub(crate) timer: String,
     /// Metric name, e.g. `lateness.p99`.
     pub(crate) metric: String,
-    /// How it is judged.
     pub(crate) kind: Kind,
     /// Baseline value (the median over repetitions for timing and memory).
     pub(crate) baseline: f64,
-    /// Current value.
     pub(crate) current: f64,
     /// current / baseline, when the baseline is not 0.
     pub(crate) ratio: Option<f64>,
-    /// The judgement.
     pub(crate) verdict: Verdict,
     /// Why a metric was not judged, or how it was.
     pub(crate) note: &'static str,
@@ -207,21 +201,12 @@ fn timings(r: &ResultJson, report: &Report, min_cost: bool) -> Vec<Timing> {
     } else {
         reps.iter().map(|x| x.lateness).collect()
     };
-    type Pick = fn(&Percentiles) -> u64;
-    let lateness: [(&str, f64, Pick); 6] = [
-        ("p50", 0.5, |x| x.p50),
-        ("p90", 0.9, |x| x.p90),
-        ("p99", 0.99, |x| x.p99),
-        ("p999", 0.999, |x| x.p999),
-        ("p9999", 0.9999, |x| x.p9999),
-        ("max", 1.0, |x| x.max),
-    ];
-    for (stat, q, pick) in lateness {
+    for (i, (stat, _, q, _)) in Percentiles::default().each().into_iter().enumerate() {
         out.push(Timing {
             name: format!("lateness.{stat}"),
             better: Better::Lower,
             tail: Some(1.0 - q),
-            values: shown.iter().map(|x| pick(x) as f64).collect(),
+            values: shown.iter().map(|x| x.each()[i].3 as f64).collect(),
             samples: n,
             floor: call_floor,
             min_cost,
@@ -257,53 +242,43 @@ fn exact(r: &ResultJson) -> Vec<(&'static str, u64)> {
 /// [`Error::Input`] naming every knob that differs.
 pub(crate) fn comparable(baseline: &Report, current: &Report) -> Result<(), Error> {
     let (b, c) = (&baseline.workload, &current.workload);
-    let mut differ = Vec::new();
-    let mut check = |name: &str, x: String, y: String| {
-        if x != y {
-            differ.push(format!("{name} {x} vs {y}"));
-        }
-    };
-    check("clock", baseline.clock.clone(), current.clock.clone());
-    check(
-        "connections",
-        b.connections.to_string(),
-        c.connections.to_string(),
-    );
-    check("rate", b.rate.to_string(), c.rate.to_string());
-    check(
-        "duration",
-        b.duration_secs.to_string(),
-        c.duration_secs.to_string(),
-    );
-    check(
-        "idle timeout",
-        b.idle_timeout_secs.to_string(),
-        c.idle_timeout_secs.to_string(),
-    );
-    check(
-        "request timeout",
-        b.request_timeout_secs.to_string(),
-        c.request_timeout_secs.to_string(),
-    );
-    check(
-        "slow fraction",
-        b.slow_fraction.to_string(),
-        c.slow_fraction.to_string(),
-    );
-    check("tick ns", b.tick_ns.to_string(), c.tick_ns.to_string());
-    check("seed", b.seed.to_string(), c.seed.to_string());
-    check("lateness view", b.lateness.clone(), c.lateness.clone());
-    check(
-        "handler cost ns",
-        b.handler_cost_ns.to_string(),
-        c.handler_cost_ns.to_string(),
-    );
-    check("herd", b.herd.to_string(), c.herd.to_string());
-    check(
-        "profile",
-        format!("{:?}", b.profile),
-        format!("{:?}", c.profile),
-    );
+    let s = |x: &dyn ToString| x.to_string();
+    let knobs = [
+        ("clock", s(&baseline.clock), s(&current.clock)),
+        ("connections", s(&b.connections), s(&c.connections)),
+        ("rate", s(&b.rate), s(&c.rate)),
+        ("duration", s(&b.duration_secs), s(&c.duration_secs)),
+        (
+            "idle timeout",
+            s(&b.idle_timeout_secs),
+            s(&c.idle_timeout_secs),
+        ),
+        (
+            "request timeout",
+            s(&b.request_timeout_secs),
+            s(&c.request_timeout_secs),
+        ),
+        ("slow fraction", s(&b.slow_fraction), s(&c.slow_fraction)),
+        ("tick ns", s(&b.tick_ns), s(&c.tick_ns)),
+        ("seed", s(&b.seed), s(&c.seed)),
+        ("lateness view", s(&b.lateness), s(&c.lateness)),
+        (
+            "handler cost ns",
+            s(&b.handler_cost_ns),
+            s(&c.handler_cost_ns),
+        ),
+        ("herd", s(&b.herd), s(&c.herd)),
+        (
+            "profile",
+            format!("{:?}", b.profile),
+            format!("{:?}", c.profile),
+        ),
+    ];
+    let mut differ: Vec<String> = knobs
+        .into_iter()
+        .filter(|(_, x, y)| x != y)
+        .map(|(name, x, y)| format!("{name} {x} vs {y}"))
+        .collect();
     let trace = |t: &Option<TraceJson>| match t {
         Some(t) => format!(
             "trace {} ({} bytes, {} records, checksum {})",
@@ -339,20 +314,78 @@ fn worse(better: Better, base: f64, cur: f64, tolerance: f64) -> bool {
 
 /// Every current repetition is worse than every baseline repetition.
 fn separated(better: Better, base: &[f64], cur: &[f64]) -> bool {
-    let (b_min, b_max) = min_max(base);
-    let (c_min, c_max) = min_max(cur);
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     match better {
-        Better::Lower => c_min > b_max,
-        Better::Higher => c_max < b_min,
+        Better::Lower => min(cur) > max(base),
+        Better::Higher => max(cur) < min(base),
     }
 }
 
-fn min_max(values: &[f64]) -> (f64, f64) {
-    values
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-            (lo.min(v), hi.max(v))
-        })
+/// A verdict, and why.
+type Judgement = (Verdict, &'static str);
+
+/// A count or work counter: on the virtual clock, any change fails.
+fn judge_exact(metric: &str, b: u64, c: u64, virtual_clock: bool) -> Judgement {
+    if metric == "early_fires" && c > 0 {
+        (Verdict::Regression, "a timer fired early")
+    } else if !virtual_clock {
+        (Verdict::NotJudged, "real clock: counts follow timing")
+    } else if b == c {
+        (Verdict::Ok, "")
+    } else {
+        (Verdict::Changed, "deterministic: must not change")
+    }
+}
+
+/// A memory figure, per repetition: worse beyond the tolerance fails, and with `noisy` (peak
+/// RSS, which also holds what the allocator kept from earlier runs) only beyond noise too.
+fn judge_memory(rb: &[f64], rc: &[f64], tolerance: f64, noisy: bool) -> Judgement {
+    let (b, c) = (median_f64(rb.to_vec()), median_f64(rc.to_vec()));
+    if b == 0.0 || c == 0.0 {
+        (Verdict::NotJudged, "not measured")
+    } else if !worse(Better::Lower, b, c, tolerance) {
+        (Verdict::Ok, "")
+    } else if !noisy {
+        (Verdict::Regression, "beyond the memory tolerance")
+    } else if rb.len() < 2 || rc.len() < 2 {
+        (
+            Verdict::Regression,
+            "beyond the memory tolerance; noise unknown",
+        )
+    } else if separated(Better::Lower, rb, rc) {
+        (Verdict::Regression, "beyond the memory tolerance and noise")
+    } else {
+        (Verdict::WithinNoise, "repetitions overlap")
+    }
+}
+
+/// A timing figure: worse beyond the tolerance and beyond the noise fails.
+fn judge_timing(tb: &Timing, tc: &Timing, tolerance: f64) -> Judgement {
+    let (b, c) = (median_f64(tb.values.clone()), median_f64(tc.values.clone()));
+    let repeated = tb.values.len() > 1 && tc.values.len() > 1;
+    let floor = tb.floor.max(tc.floor);
+    let few = tb
+        .tail
+        .is_some_and(|tail| (tail * tb.samples.min(tc.samples) as f64) < MIN_TAIL_SAMPLES);
+    if few {
+        (Verdict::NotJudged, "rests on fewer than 10 samples")
+    } else if (c - b).abs() <= floor || !worse(tb.better, b, c, tolerance) {
+        (Verdict::Ok, "")
+    } else if repeated && !separated(tb.better, &tb.values, &tc.values) {
+        (Verdict::WithinNoise, "repetitions overlap")
+    } else if tb.name.starts_with("cost.") {
+        (Verdict::Shifted, "per-operation cost, diagnostic")
+    } else if tb.min_cost {
+        (
+            Verdict::Regression,
+            "beyond the tolerance (min-cost lateness: one figure, preemptions left out)",
+        )
+    } else if !repeated {
+        (Verdict::Regression, "beyond the tolerance; noise unknown")
+    } else {
+        (Verdict::Regression, "beyond tolerance and noise")
+    }
 }
 
 /// Compares `current` against `baseline`.
@@ -382,7 +415,7 @@ pub(crate) fn compare(
                 .push(format!("{} (current only)", cur.label()));
             continue;
         };
-        let mut push = |metric: String, kind, b: f64, c: f64, verdict, note| {
+        let mut push = |metric: String, kind, b: f64, c: f64, (verdict, note): Judgement| {
             judged.lines.push(Line {
                 timer: cur.label(),
                 metric,
@@ -395,35 +428,18 @@ pub(crate) fn compare(
             });
         };
         for ((metric, b), (_, c)) in exact(base).into_iter().zip(exact(cur)) {
-            let (verdict, note) = if metric == "early_fires" && c > 0 {
-                (Verdict::Regression, "a timer fired early")
-            } else if !virtual_clock {
-                (Verdict::NotJudged, "real clock: counts follow timing")
-            } else if b == c {
-                (Verdict::Ok, "")
-            } else {
-                (Verdict::Changed, "deterministic: must not change")
-            };
-            push(
-                metric.into(),
-                Kind::Exact,
-                b as f64,
-                c as f64,
-                verdict,
-                note,
-            );
+            let judgement = judge_exact(metric, b, c, virtual_clock);
+            push(metric.into(), Kind::Exact, b as f64, c as f64, judgement);
         }
-        let (b, c) = (base.bytes_per_timer, cur.bytes_per_timer);
-        let (verdict, note) = if b == 0.0 || c == 0.0 {
-            (Verdict::NotJudged, "not measured")
-        } else if worse(Better::Lower, b, c, memory_tolerance) {
-            (Verdict::Regression, "beyond the memory tolerance")
-        } else {
-            (Verdict::Ok, "")
-        };
-        push("bytes_per_timer".into(), Kind::Memory, b, c, verdict, note);
-        // The process's peak RSS also holds what the allocator kept from earlier runs, so it
-        // varies from run to run: judged against the noise too.
+        let (b, c) = ([base.bytes_per_timer], [cur.bytes_per_timer]);
+        let judgement = judge_memory(&b, &c, memory_tolerance, false);
+        push(
+            "bytes_per_timer".into(),
+            Kind::Memory,
+            b[0],
+            c[0],
+            judgement,
+        );
         let rss = |r: &ResultJson| -> Vec<f64> {
             r.each_repetition()
                 .iter()
@@ -431,22 +447,9 @@ pub(crate) fn compare(
                 .collect()
         };
         let (rb, rc) = (rss(base), rss(cur));
-        let (b, c) = (median_f64(rb.clone()), median_f64(rc.clone()));
-        let (verdict, note) = if b == 0.0 || c == 0.0 {
-            (Verdict::NotJudged, "not measured")
-        } else if !worse(Better::Lower, b, c, memory_tolerance) {
-            (Verdict::Ok, "")
-        } else if rb.len() < 2 || rc.len() < 2 {
-            (
-                Verdict::Regression,
-                "beyond the memory tolerance; noise unknown",
-            )
-        } else if separated(Better::Lower, &rb, &rc) {
-            (Verdict::Regression, "beyond the memory tolerance and noise")
-        } else {
-            (Verdict::WithinNoise, "repetitions overlap")
-        };
-        push("peak_rss_bytes".into(), Kind::Memory, b, c, verdict, note);
+        let judgement = judge_memory(&rb, &rc, memory_tolerance, true);
+        let (b, c) = (median_f64(rb), median_f64(rc));
+        push("peak_rss_bytes".into(), Kind::Memory, b, c, judgement);
         // Lateness compares the charged passes' figures when both reports show them, else every
         // repetition's own, as measured, on both sides.
         let min_cost = base.lateness_is_min_cost() && cur.lateness_is_min_cost();
@@ -454,32 +457,10 @@ pub(crate) fn compare(
             .into_iter()
             .zip(timings(cur, current, min_cost))
         {
+            all_repeated &= (tb.values.len() > 1 && tc.values.len() > 1) || tb.min_cost;
             let (b, c) = (median_f64(tb.values.clone()), median_f64(tc.values.clone()));
-            let repeated = tb.values.len() > 1 && tc.values.len() > 1;
-            all_repeated &= repeated || tb.min_cost;
-            let floor = tb.floor.max(tc.floor);
-            let few = tb
-                .tail
-                .is_some_and(|tail| (tail * tb.samples.min(tc.samples) as f64) < MIN_TAIL_SAMPLES);
-            let (verdict, note) = if few {
-                (Verdict::NotJudged, "rests on fewer than 10 samples")
-            } else if (c - b).abs() <= floor || !worse(tb.better, b, c, tolerance) {
-                (Verdict::Ok, "")
-            } else if repeated && !separated(tb.better, &tb.values, &tc.values) {
-                (Verdict::WithinNoise, "repetitions overlap")
-            } else if tb.name.starts_with("cost.") {
-                (Verdict::Shifted, "per-operation cost, diagnostic")
-            } else if tb.min_cost {
-                (
-                    Verdict::Regression,
-                    "beyond the tolerance (min-cost lateness: one figure, preemptions left out)",
-                )
-            } else if !repeated {
-                (Verdict::Regression, "beyond the tolerance; noise unknown")
-            } else {
-                (Verdict::Regression, "beyond tolerance and noise")
-            };
-            push(tb.name, Kind::Timing, b, c, verdict, note);
+            let judgement = judge_timing(&tb, &tc, tolerance);
+            push(tb.name, Kind::Timing, b, c, judgement);
         }
     }
     judged.noise_known = all_repeated;
@@ -568,45 +549,50 @@ pub(crate) fn render(
         let _ = writeln!(out, "{warning}");
     }
     for timer in timers {
-        let lines: Vec<&Line> = judged.lines.iter().filter(|l| l.timer == timer).collect();
-        let failed: Vec<String> = lines
-            .iter()
-            .filter(|l| l.verdict.fails())
-            .map(|l| match l.ratio {
-                Some(r) => format!("{} {r:.2}x", l.metric),
-                None => l.metric.clone(),
-            })
-            .collect();
-        let noisy = lines
-            .iter()
-            .filter(|l| l.verdict == Verdict::WithinNoise)
-            .count();
-        let shifted: Vec<&str> = lines
-            .iter()
-            .filter(|l| l.verdict == Verdict::Shifted)
-            .map(|l| l.metric.as_str())
-            .collect();
-        let shifted = if shifted.is_empty() {
-            String::new()
-        } else {
-            format!("; per-operation costs shifted: {}", shifted.join(", "))
-        };
-        if failed.is_empty() {
-            let _ = writeln!(
-                out,
-                "verdict {timer}: ok ({noisy} beyond the tolerance but within noise{shifted})"
-            );
-        } else {
-            let changed = lines.iter().any(|l| l.verdict == Verdict::Changed);
-            let _ = writeln!(
-                out,
-                "verdict {timer}: {} ({}{shifted})",
-                if changed { "CHANGED" } else { "REGRESSION" },
-                failed.join(", ")
-            );
-        }
+        verdict(judged, timer, &mut out);
     }
     out
+}
+
+/// The verdict line of `timer`: ok, or what failed; then what is within noise or shifted.
+fn verdict(judged: &Judged, timer: &str, out: &mut String) {
+    let lines: Vec<&Line> = judged.lines.iter().filter(|l| l.timer == timer).collect();
+    let failed: Vec<String> = lines
+        .iter()
+        .filter(|l| l.verdict.fails())
+        .map(|l| match l.ratio {
+            Some(r) => format!("{} {r:.2}x", l.metric),
+            None => l.metric.clone(),
+        })
+        .collect();
+    let noisy = lines
+        .iter()
+        .filter(|l| l.verdict == Verdict::WithinNoise)
+        .count();
+    let shifted: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.verdict == Verdict::Shifted)
+        .map(|l| l.metric.as_str())
+        .collect();
+    let shifted = if shifted.is_empty() {
+        String::new()
+    } else {
+        format!("; per-operation costs shifted: {}", shifted.join(", "))
+    };
+    if failed.is_empty() {
+        let _ = writeln!(
+            out,
+            "verdict {timer}: ok ({noisy} beyond the tolerance but within noise{shifted})"
+        );
+    } else {
+        let changed = lines.iter().any(|l| l.verdict == Verdict::Changed);
+        let _ = writeln!(
+            out,
+            "verdict {timer}: {} ({}{shifted})",
+            if changed { "CHANGED" } else { "REGRESSION" },
+            failed.join(", ")
+        );
+    }
 }
 
 #[cfg(test)]

@@ -10,24 +10,9 @@
 //! - a `--max-lateness PCT=DURATION` or `--max-cost OP.STAT=DURATION` line is crossed (by the
 //!   median over the repetitions).
 
-use crate::report::json::{Percentiles, RepetitionJson, Report, ResultJson};
-use crate::thresholds::{CostStat, LatenessStat, Threshold, Thresholds};
+use crate::report::json::{RepetitionJson, Report, ResultJson};
+use crate::thresholds::{CostStat, Threshold, Thresholds};
 use crate::units::{human_ns, nanos};
-
-// Here rather than in `thresholds`: `Percentiles` is a report type, and the report sits above
-// the configuration that holds the thresholds.
-impl LatenessStat {
-    fn of(self, p: &Percentiles) -> u64 {
-        match self {
-            Self::P50 => p.p50,
-            Self::P90 => p.p90,
-            Self::P99 => p.p99,
-            Self::P999 => p.p999,
-            Self::P9999 => p.p9999,
-            Self::Max => p.max,
-        }
-    }
-}
 
 /// Every failure of a run, as sentences for the table and the JSON.
 pub(crate) fn failures(report: &Report, thresholds: &Thresholds) -> Vec<String> {
@@ -91,7 +76,8 @@ pub(crate) fn failures(report: &Report, thresholds: &Thresholds) -> Vec<String> 
 fn crossed(r: &ResultJson, line: &Threshold) -> Option<String> {
     match line {
         Threshold::Lateness { label, stat, limit } => {
-            let ns = stat.of(&r.lateness.percentiles);
+            let each = r.lateness.percentiles.each();
+            let (.., ns) = each.into_iter().find(|p| p.0 == *stat)?;
             (ns > nanos(*limit)).then(|| {
                 format!(
                     "{}: lateness {} crossed --max-lateness {label}",

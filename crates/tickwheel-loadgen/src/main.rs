@@ -16,6 +16,7 @@
 //!   the monotonic clock).
 //! - [`measure`]: saturating histograms, sampled per-call cost, memory.
 //! - [`slowest`]: the slowest call with each call at its fastest repetition.
+//! - [`slowdown`]: the `--slowdown` test hook, a wrapper around the timer under test.
 //! - [`outcome`]: what one implementation's run produced.
 //! - [`report`]: table, `report.json`, `.hgrm`, `.hlog`, SVG plots.
 //! - [`gate`]: the thresholds applied and the always-on checks; [`mod@diff`]: comparing two
@@ -53,6 +54,7 @@ mod replay;
 mod report;
 mod server;
 mod service_mode;
+mod slowdown;
 mod slowest;
 mod thresholds;
 mod units;
@@ -76,6 +78,7 @@ use crate::error::Error;
 use crate::measure::CallCosts;
 use crate::outcome::{MinCost, Outcome};
 use crate::report::json::Report;
+use crate::slowdown::Slowed;
 use crate::thresholds::Thresholds;
 
 fn main() -> ExitCode {
@@ -121,11 +124,9 @@ fn run(args: Args) -> Result<u8, Error> {
             out,
             command,
         } => {
-            let head = match head {
-                Some(head) => head,
-                None => std::env::current_exe()
-                    .map_err(|e| Error::io("finding", "this executable", e))?,
-            };
+            let head = head
+                .map_or_else(std::env::current_exe, Ok)
+                .map_err(|e| Error::io("finding", "this executable", e))?;
             return paired::paired(&base, &head, pairs, tolerance, &out, &command);
         }
     };
@@ -162,21 +163,12 @@ fn replay(
     trace: &std::path::Path,
     timers: Vec<Kind>,
     repeat: u32,
-    lateness: args::LatenessArg,
+    view: config::LatenessView,
     slowdown: f64,
     args: &args::ReportArgs,
 ) -> Result<u8, Error> {
     config::check_slowdown(slowdown)?;
-    if !(1..=config::MAX_REPEAT).contains(&repeat) {
-        return Err(Error::Input(format!(
-            "--repeat must be in 1..={}, got {repeat}",
-            config::MAX_REPEAT
-        )));
-    }
-    let view = match lateness {
-        args::LatenessArg::Loop => config::LatenessView::Loop,
-        args::LatenessArg::Ticks => config::LatenessView::Ticks,
-    };
+    config::check_repeat(repeat)?;
     let kinds = if timers.is_empty() {
         Kind::ALL.to_vec()
     } else {
@@ -188,27 +180,19 @@ fn replay(
     let checked = replay::validate(trace)?;
     config::check_writable(&args.out)?;
     let context = Context::start(repeat).with_slowdown(slowdown);
-    let clock = CallClock::new().with_slowdown(slowdown);
+    let clock = CallClock::new();
     // As in `compare`: with two replays or more (and `--lateness loop`), a charged pass gives
     // the headline lateness, the timer's own.
     let charged = view == config::LatenessView::Loop && repeat >= 2;
     let runs = repetitions(&kinds, repeat, charged, true, |slot, _, log| {
-        replay_kind(kinds[slot], trace, &checked, view, &clock, log)
+        replay_kind(kinds[slot], trace, &checked, view, &clock, log, slowdown)
     })?;
     let workload = report::json::WorkloadJson {
-        connections: 0,
-        rate: 0.0,
         duration_secs: checked.run_time().as_secs_f64(),
-        idle_timeout_secs: 0.0,
-        request_timeout_secs: 0.0,
-        slow_fraction: 0.0,
         tick_ns: checked.header.tick_nanos(),
-        seed: 0,
         lateness: view.name().into(),
-        handler_cost_ns: 0,
-        herd: false,
-        profile: None,
         trace: Some(checked.json.clone()),
+        ..Default::default()
     };
     let mut report = Report::assemble("replay", "virtual", workload, repeat, &runs, &clock);
     report.context = Some(context.finish());
@@ -262,7 +246,7 @@ fn load(config: &Config) -> Result<u8, Error> {
 /// [`load`], returning the report.
 fn load_report(config: &Config) -> Result<Report, Error> {
     let context = Context::start(config.repeat).with_slowdown(config.slowdown);
-    let clock = CallClock::new().with_slowdown(config.slowdown);
+    let clock = CallClock::new();
     let threads: Vec<Option<usize>> = match &config.service {
         Some(counts) => counts.iter().copied().map(Some).collect(),
         None => vec![None],
@@ -411,13 +395,14 @@ fn replay_kind(
     view: config::LatenessView,
     clock: &CallClock,
     costs: Option<CallCosts>,
+    slowdown: f64,
 ) -> Result<Outcome, Error> {
-    let (t, c) = (trace, checked);
+    let (t, c, s) = (trace, checked, slowdown);
     match kind {
-        Kind::Hashed => replay::replay::<HashedWheel<u64>>(t, c, view, clock, costs),
-        Kind::Hierarchical => replay::replay::<HierarchicalWheel<u64>>(t, c, view, clock, costs),
-        Kind::IndexedHeap => replay::replay::<IndexedHeap<u64>>(t, c, view, clock, costs),
-        Kind::LazyHeap => replay::replay::<LazyHeap<u64>>(t, c, view, clock, costs),
+        Kind::Hashed => replay::replay::<HashedWheel<u64>>(t, c, view, clock, costs, s),
+        Kind::Hierarchical => replay::replay::<HierarchicalWheel<u64>>(t, c, view, clock, costs, s),
+        Kind::IndexedHeap => replay::replay::<IndexedHeap<u64>>(t, c, view, clock, costs, s),
+        Kind::LazyHeap => replay::replay::<LazyHeap<u64>>(t, c, view, clock, costs, s),
     }
 }
 
@@ -451,7 +436,7 @@ fn finish(
 }
 
 /// Builds one implementation (its concrete type, so the hot loop is monomorphized) and drives
-/// it with the configured clock — or, with `threads`, puts it in the service under that many
+/// it with the configured clock, its calls slowed by `--slowdown` — or, with `threads`, puts it in the service under that many
 /// producer threads — with the peak-RSS mark reset first.
 fn drive<X: Timer<u64> + FromOptions + Send + 'static>(
     kind: Kind,
@@ -464,27 +449,33 @@ fn drive<X: Timer<u64> + FromOptions + Send + 'static>(
 ) -> Result<Outcome, Error> {
     measure::reset_peak_rss();
     if let Some(threads) = threads {
-        return service_mode::run::<X>(kind.name(), &config.workload, threads, clock, bar);
+        let (w, slowdown) = (&config.workload, config.slowdown);
+        return service_mode::run::<X>(kind.name(), w, threads, clock, slowdown, bar);
     }
     let options = Options::new().preallocate(config.workload.timers_to_preallocate());
     let timer = X::from_options(options).map_err(|e| Error::Input(e.to_string()))?;
+    let slowed = |timer| Slowed::new(timer, config.slowdown);
     let mut outcome = match (config.clock, record) {
         (Clock::Virtual, Some(dir)) => {
             let path = dir.join(format!("{}.trace", kind.name()));
             let file = std::fs::File::create(&path).map_err(|e| Error::io("writing", &path, e))?;
             let recorder = tickwheel::trace::Recorder::new(timer, file, config.workload.tick);
             virtual_clock::run_then(
-                recorder,
+                Slowed::new(recorder, config.slowdown),
                 &config.workload,
                 config.lateness,
                 clock,
                 costs,
                 bar,
-                |r| r.stop().map_err(|e| Error::io("writing", &path, e)),
+                |r| {
+                    r.inner_mut()
+                        .stop()
+                        .map_err(|e| Error::io("writing", &path, e))
+                },
             )?
         }
         (Clock::Virtual, None) => virtual_clock::run_then(
-            timer,
+            slowed(timer),
             &config.workload,
             config.lateness,
             clock,
@@ -492,7 +483,7 @@ fn drive<X: Timer<u64> + FromOptions + Send + 'static>(
             bar,
             |_| Ok(()),
         )?,
-        (Clock::Real, _) => real_clock::run(timer, &config.workload, clock, bar)?,
+        (Clock::Real, _) => real_clock::run(slowed(timer), &config.workload, clock, bar)?,
     };
     outcome.peak_rss_bytes = measure::peak_rss_bytes();
     Ok(outcome)

@@ -312,26 +312,32 @@ impl<X: Timer<u64>> Probe<X> {
     }
 
     /// Runs one timer call `f`: timed (and its cost noted in the log, if any), or, in a
-    /// charged pass, untimed and charged the log's minimum for this call.
+    /// charged pass, untimed and charged the log's minimum for this call; returns its result
+    /// and cost.
     #[inline]
-    fn call<R>(
-        clock: &CallClock,
-        costs: &mut Option<CallCosts>,
-        f: impl FnOnce() -> R,
-    ) -> (R, u64) {
-        match costs {
+    fn call<R>(&mut self, f: impl FnOnce(&mut X) -> R) -> (R, u64) {
+        let timer = &mut self.timer;
+        match &mut self.costs {
             Some(log) if log.charging => {
-                let result = f();
+                let result = f(timer);
                 (result, log.charge())
             }
-            _ => {
-                let (result, ns) = clock.time(f);
+            costs => {
+                let (result, ns) = self.clock.time(|| f(timer));
                 if let Some(log) = costs {
                     log.note(ns);
                 }
                 (result, ns)
             }
         }
+    }
+
+    /// [`call`](Self::call) of an `op` whose kind is known beforehand, its cost recorded.
+    #[inline]
+    fn timed<R>(&mut self, op: Op, f: impl FnOnce(&mut X) -> R) -> R {
+        let (result, ns) = self.call(f);
+        self.record(op, ns);
+        result
     }
 
     /// The timer, for read-only questions that are not measured (`len`, `stats`, ...).
@@ -368,23 +374,15 @@ impl<X: Timer<u64>> Probe<X> {
         deadline: Tick,
         payload: u64,
     ) -> Result<TimerKey, InsertError<u64>> {
-        let timer = &mut self.timer;
-        let (result, ns) = Self::call(&self.clock, &mut self.costs, || {
-            timer.insert(deadline, payload)
-        });
-        self.record(Op::Insert, ns);
-        if result.is_ok() {
-            self.calls.inserted += 1;
-        }
+        let result = self.timed(Op::Insert, |t| t.insert(deadline, payload));
+        self.calls.inserted += u64::from(result.is_ok());
         result
     }
 
     /// `cancel`, counted and timed; `None` when the timer had already fired.
     #[inline]
     pub(crate) fn cancel(&mut self, key: TimerKey) -> Option<u64> {
-        let timer = &mut self.timer;
-        let (result, ns) = Self::call(&self.clock, &mut self.costs, || timer.cancel(key));
-        self.record(Op::Cancel, ns);
+        let result = self.timed(Op::Cancel, |t| t.cancel(key));
         match result {
             Some(_) => self.calls.cancelled += 1,
             None => self.calls.cancel_misses += 1,
@@ -395,29 +393,21 @@ impl<X: Timer<u64>> Probe<X> {
     /// `reset`, counted and timed.
     #[inline]
     pub(crate) fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
-        let timer = &mut self.timer;
-        let (result, ns) = Self::call(&self.clock, &mut self.costs, || timer.reset(key, deadline));
-        self.record(Op::Reset, ns);
-        if result.is_ok() {
-            self.calls.reset += 1;
-        }
+        let result = self.timed(Op::Reset, |t| t.reset(key, deadline));
+        self.calls.reset += u64::from(result.is_ok());
         result
     }
 
     /// `poll`, counted and timed: a returned timer counts as a fire, nothing as idle.
     #[inline]
     pub(crate) fn poll(&mut self, now: Tick) -> Option<Expired<u64>> {
-        let timer = &mut self.timer;
-        let (result, ns) = Self::call(&self.clock, &mut self.costs, || timer.poll(now));
-        match result {
-            Some(_) => {
-                self.record(Op::Fire, ns);
-                self.calls.fired += 1;
-            }
-            None => {
-                self.record(Op::Idle, ns);
-                self.calls.idle += 1;
-            }
+        let (result, ns) = self.call(|t| t.poll(now));
+        if result.is_some() {
+            self.record(Op::Fire, ns);
+            self.calls.fired += 1;
+        } else {
+            self.record(Op::Idle, ns);
+            self.calls.idle += 1;
         }
         result
     }
@@ -425,11 +415,8 @@ impl<X: Timer<u64>> Probe<X> {
     /// `next_deadline`, counted as idle work and timed.
     #[inline]
     pub(crate) fn next_deadline(&mut self) -> Option<Tick> {
-        let timer = &self.timer;
-        let (result, ns) = Self::call(&self.clock, &mut self.costs, || timer.next_deadline());
-        self.record(Op::Idle, ns);
         self.calls.idle += 1;
-        result
+        self.timed(Op::Idle, |t| t.next_deadline())
     }
 
     /// Estimated time spent inside the timer: per operation, the mean cost (without the slowest
@@ -579,22 +566,17 @@ pub(crate) fn reset_peak_rss() {
 
 /// The process's peak resident set size in bytes (`VmHWM`), or `None` off Linux.
 pub(crate) fn peak_rss_bytes() -> Option<u64> {
-    status_kb("VmHWM:")
-}
-
-fn status_kb(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
+    let line = status
         .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .ok()
-        })
-        .map(|kb| kb * 1024)
+        .find_map(|line| line.strip_prefix("VmHWM:"))?;
+    let kb = line
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(kb * 1024)
 }
 
 #[cfg(test)]

@@ -40,15 +40,7 @@ pub(crate) fn run<X: Timer<u64>>(
 ) -> Result<Outcome, Error> {
     let wall = Instant::now();
     let tick_ns = workload.tick_ns();
-    let handle = |handler: Duration| {
-        if !handler.is_zero() {
-            let until = Instant::now() + handler;
-            while Instant::now() < until {
-                std::hint::spin_loop();
-            }
-        }
-    };
-    let mut server = Server::open(timer, workload, call_clock)?;
+    let mut server = Server::open(timer, workload, call_clock, None)?;
     let mut generator = Generator::new(workload);
     let mut arrival = generator.next_arrival();
     let mut lag = Hist::new(LATENESS_MAX);
@@ -67,19 +59,17 @@ pub(crate) fn run<X: Timer<u64>>(
         loop {
             let response_ns = server.next_response_ns().filter(|&t| t <= now_ns);
             let arrival_ns = arrival.map(|a| a.at_ns).filter(|&t| t <= now_ns);
-            match (response_ns, arrival_ns) {
-                (Some(r), Some(a)) if r <= a => server.respond(),
-                (Some(_), None) => server.respond(),
-                (_, Some(a)) => {
+            match (response_ns, arrival_ns, arrival) {
+                (Some(r), Some(a), _) if r <= a => server.respond(),
+                (Some(_), None, _) => server.respond(),
+                (_, Some(a), Some(next)) => {
                     lag.record(real_ns - a);
-                    if let Some(next) = arrival {
-                        server.arrive(next)?;
-                    }
+                    server.arrive(next)?;
                     arrival = generator.next_arrival();
                 }
-                (None, None) => break,
+                _ => break,
             }
-            handle(workload.handler_cost);
+            spin(workload.handler_cost);
         }
         let tick = clock.now_tick(now);
         server.close_intervals(now - origin);
@@ -88,42 +78,27 @@ pub(crate) fn run<X: Timer<u64>>(
             let lateness = fired_ns.checked_sub(server.due_ns(&expired));
             let lateness = lateness.filter(|_| tick >= expired.deadline);
             server.fired(&expired, lateness)?;
-            handle(workload.handler_cost);
+            spin(workload.handler_cost);
         }
         if now >= end {
             break;
         }
         // Sleep until the next thing to do (never past the end).
+        let timer_ns = server.probe.next_deadline();
+        let timer_ns = timer_ns.map(|d| d.max(tick + 1).saturating_mul(tick_ns));
         let wake_ns = [
             arrival.map(|a| a.at_ns),
             server.next_response_ns(),
-            server
-                .probe
-                .next_deadline()
-                .map(|d| d.max(tick + 1).saturating_mul(tick_ns)),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
-        let wake = wake_ns
-            .and_then(|ns| origin.checked_add(Duration::from_nanos(ns)))
-            .map_or(end, |w| w.min(end));
-        let before = Instant::now();
-        if wake > before {
-            thread::sleep(wake - before);
-        }
+            timer_ns,
+        ];
+        sleep_until(origin, wake_ns.into_iter().flatten().min(), end);
         if now.duration_since(last_progress) >= Duration::from_millis(100) {
             progress.set_position(nanos(now - origin) / 1_000_000);
             last_progress = now;
         }
     }
     // Arrivals whose intended time fell within the run but were never handled.
-    let mut intended = server.arrivals;
-    let end_ns = nanos(workload.duration);
-    while arrival.is_some_and(|a| a.at_ns <= end_ns) {
-        intended += 1;
-        arrival = generator.next_arrival();
-    }
+    let intended = server.arrivals + generator.count_rest(arrival);
     // The last poll was at `now`: what is due by then and still pending is overdue.
     let final_tick = clock.now_tick(now);
     let run_time = now - origin;
@@ -131,6 +106,28 @@ pub(crate) fn run<X: Timer<u64>>(
     outcome.arrival_lag = Some(lag);
     outcome.arrivals_intended = intended;
     Ok(outcome)
+}
+
+/// Spins for `handler`, as an application's own work per event would keep the loop busy.
+fn spin(handler: Duration) {
+    if !handler.is_zero() {
+        let until = Instant::now() + handler;
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Sleeps until `wake_ns` after `origin`, never past `end` (until `end` when there is nothing
+/// to wake for).
+pub(crate) fn sleep_until(origin: Instant, wake_ns: Option<u64>, end: Instant) {
+    let wake = wake_ns
+        .and_then(|ns| origin.checked_add(Duration::from_nanos(ns)))
+        .map_or(end, |w| w.min(end));
+    let before = Instant::now();
+    if wake > before {
+        thread::sleep(wake - before);
+    }
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ use crate::error::Error;
 use crate::measure::{CallCosts, Hist, Intervals, Probe, LATENESS_MAX};
 use crate::outcome::Outcome;
 use crate::report::json::TraceJson;
+use crate::slowdown::Slowed;
 
 /// A key no timer ever issues (generation 0), for calls whose key the trace did not know.
 const STALE: TimerKey = TimerKey::from_u64(0);
@@ -99,10 +100,209 @@ pub(crate) fn validate(path: &Path) -> Result<Checked, Error> {
     })
 }
 
+/// One replay's state: the timer behind its probe, what the trace's ids map to, and the loop's
+/// clock and measures.
+struct Replayer<X> {
+    probe: Probe<Slowed<X>>,
+    view: LatenessView,
+    start: Tick,
+    tick_ns: u64,
+    keys: HashMap<u64, TimerKey>,
+    next_id: u64,
+    peak_live: usize,
+    allocated_at_peak: usize,
+    insert_delay: Hist,
+    reset_delay: Hist,
+    drained: u64,
+    /// The trace's time: the latest poll's now.
+    cursor: Tick,
+    /// The loop's clock, ns since tick 0: busy with every call's cost, never behind a poll's now.
+    free_ns: u64,
+    lateness: Hist,
+    lateness_intervals: Intervals,
+}
+
+impl<X: Timer<u64>> Replayer<X> {
+    /// The key of a trace id (a stale one for an id the trace did not know).
+    fn key(&self, id: Option<u64>) -> TimerKey {
+        id.and_then(|i| self.keys.get(&i).copied()).unwrap_or(STALE)
+    }
+
+    /// Makes the recorded call `op`; `Err` says what the timer did instead of the record.
+    fn apply(&mut self, op: TraceOp) -> Result<(), String> {
+        match op {
+            TraceOp::Insert { deadline, accepted } => {
+                self.insert_delay
+                    .record(deadline.saturating_sub(self.cursor));
+                match (self.probe.insert(deadline, self.next_id), accepted) {
+                    (Ok(key), true) => {
+                        self.keys.insert(self.next_id, key);
+                        self.next_id += 1;
+                        let live = self.probe.timer().len();
+                        if live > self.peak_live {
+                            self.peak_live = live;
+                            self.allocated_at_peak = self.probe.timer().allocated_bytes();
+                        }
+                    }
+                    (Err(_), false) => {}
+                    (Ok(_), false) => {
+                        return Err("accepted it (the recorded timer had a \
+                                                 capacity, or broke the contract)"
+                            .into())
+                    }
+                    (Err(_), true) => return Err("refused it".into()),
+                }
+            }
+            TraceOp::Cancel { id, found } => {
+                let got = self.probe.cancel(self.key(id));
+                if got.is_some() != found || (got.is_some() && got != id) {
+                    return Err(format!("returned {got:?}"));
+                }
+                if let (Some(i), true) = (id, found) {
+                    self.keys.remove(&i);
+                }
+            }
+            TraceOp::Reset { id, deadline, ok } => {
+                self.reset_delay
+                    .record(deadline.saturating_sub(self.cursor));
+                let got = self.probe.reset(self.key(id), deadline);
+                if got.is_ok() != ok {
+                    return Err(format!("returned {got:?}"));
+                }
+            }
+            TraceOp::Poll { now, fired } => self.poll(now, fired)?,
+            TraceOp::Drain { count } => {
+                let got = self.probe.timer_mut().drain().len() as u64;
+                self.keys.clear();
+                if got != count {
+                    return Err(format!("handed back {got}"));
+                }
+                self.drained += got;
+            }
+        }
+        self.free_ns = self.free_ns.saturating_add(self.probe.take_spent_ns());
+        Ok(())
+    }
+
+    /// A recorded `poll(now)`, which fired `fired`: its lateness measured, as the view says.
+    fn poll(&mut self, now: Tick, fired: Fired) -> Result<(), String> {
+        let tick_ns = self.tick_ns;
+        self.cursor = self.cursor.max(now);
+        let at = self
+            .cursor
+            .saturating_sub(self.start)
+            .saturating_mul(tick_ns);
+        self.lateness_intervals.advance(Duration::from_nanos(at));
+        self.probe.cost_intervals.advance(Duration::from_nanos(at));
+        self.free_ns = self.free_ns.max(now.saturating_mul(tick_ns));
+        let got = self.probe.poll(now);
+        self.free_ns = self.free_ns.saturating_add(self.probe.take_spent_ns());
+        match (&got, fired) {
+            (None, Fired::Nothing) => {}
+            (Some(e), Fired::Id(i)) if e.payload == i => {
+                self.keys.remove(&i);
+                if e.deadline > now {
+                    return Err("fired it early".into());
+                }
+                let late = match self.view {
+                    LatenessView::Loop => self
+                        .free_ns
+                        .saturating_sub(e.deadline.saturating_mul(tick_ns)),
+                    LatenessView::Ticks => now.saturating_sub(e.deadline).saturating_mul(tick_ns),
+                };
+                self.lateness.record(late);
+                self.lateness_intervals.record(late);
+            }
+            _ => {
+                let got = got.map(|e| format!("timer {}", e.payload));
+                return Err(format!("returned {got:?}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the replay after `run_time`: checks the calls against the earlier repetitions'
+    /// log, counts what the trace left due as overdue, times the [cost runs](crate::cost_runs)
+    /// and gathers the outcome (`wall`, `started`: when the replay started, on the monotonic
+    /// and the system clock).
+    fn finish(
+        self,
+        name: &'static str,
+        clock: &CallClock,
+        run_time: Duration,
+        (wall, started): (Instant, SystemTime),
+    ) -> Result<Outcome, Error> {
+        let mut probe = self.probe;
+        let calls = probe.calls;
+        let mut call_costs = probe.costs.take();
+        if let Some(log) = &mut call_costs {
+            log.end_run(calls)?;
+        }
+        let stats = probe.timer().stats();
+        let busy = probe.estimated_busy();
+        // What the trace left due but never polled is overdue; the cost runs need nothing due.
+        let cursor = self.cursor;
+        let mut overdue_at_end = 0u64;
+        while let Some(e) = probe.timer_mut().poll(cursor) {
+            if e.deadline > cursor {
+                return Err(Error::Contract(format!(
+                    "{name} fired timer {} (deadline {}) early at the trace's end, tick {cursor}",
+                    e.payload, e.deadline
+                )));
+            }
+            overdue_at_end += 1;
+        }
+        let request = self.insert_delay.quantile(0.5);
+        let idle = if self.reset_delay.count() > 0 {
+            self.reset_delay.quantile(0.5)
+        } else {
+            request
+        };
+        let run_costs = crate::cost_runs::measure(probe.timer_mut(), clock, cursor, request, idle)?;
+        let pending_at_end = probe.timer_mut().drain().len() as u64;
+        Ok(Outcome {
+            timer: name,
+            clock: Clock::Virtual,
+            threads: None,
+            arrivals: 0,
+            arrivals_intended: 0,
+            scheduled: calls.inserted,
+            cancelled: calls.cancelled,
+            late_responses: calls.cancel_misses,
+            reset: calls.reset,
+            fired: calls.fired,
+            idle_fired: 0,
+            request_fired: 0,
+            drained: self.drained,
+            early_fires: 0,
+            overdue_at_end,
+            pending_at_end,
+            timer_calls: calls.total(),
+            busy,
+            run_time,
+            wall: wall.elapsed(),
+            cost: probe.cost,
+            cost_intervals: probe.cost_intervals.finish(run_time),
+            lateness: self.lateness,
+            lateness_intervals: self.lateness_intervals.finish(run_time),
+            arrival_lag: None,
+            peak_live: self.peak_live as u64,
+            allocated_at_peak: self.allocated_at_peak as u64,
+            peak_rss_bytes: crate::measure::peak_rss_bytes(),
+            run_costs: Some(run_costs),
+            started,
+            stats,
+            slow_calls: probe.slow,
+            call_costs,
+            min_cost: None,
+        })
+    }
+}
+
 /// Replays the trace at `path`, already [validated](validate) as `checked`, on a fresh `X`,
-/// every call's cost noted in (or, in a charged pass, charged from) `costs`, as in the
-/// virtual-clock driver: the trace fixes the calls, so call `i` is the same call in every
-/// replay of it.
+/// its calls slowed `slowdown` times (see [`slowdown`](crate::slowdown)), every call's cost
+/// noted in (or, in a charged pass, charged from) `costs`, as in the virtual-clock driver: the
+/// trace fixes the calls, so call `i` is the same call in every replay of it.
 ///
 /// # Errors
 /// [`Error::Input`] for a trace that cannot be read (naming the byte offset);
@@ -115,184 +315,44 @@ pub(crate) fn replay<X: Timer<u64> + FromOptions>(
     view: LatenessView,
     clock: &CallClock,
     costs: Option<CallCosts>,
+    slowdown: f64,
 ) -> Result<Outcome, Error> {
     let wall = Instant::now();
     let started = SystemTime::now();
     crate::measure::reset_peak_rss();
     let mut trace = open(path)?;
     let header = trace.header();
-    let tick_ns = header.tick_nanos();
     let run_time = checked.run_time();
     let timer = X::from_options(Options::new().start(header.start))
         .map_err(|e| Error::Input(e.to_string()))?;
     let name = timer.name();
-    let mut probe = Probe::new(timer, clock.for_run(), run_time);
+    let mut probe = Probe::new(Slowed::new(timer, slowdown), clock.clone(), run_time);
     probe.costs = costs;
-    let mut lateness = Hist::new(LATENESS_MAX);
-    let mut lateness_intervals = Intervals::for_run(LATENESS_MAX, run_time);
-    let mut keys: HashMap<u64, TimerKey> = HashMap::new();
-    let mut next_id = 0u64;
-    let (mut peak_live, mut allocated_at_peak) = (0, 0);
-    let (mut insert_delay, mut reset_delay) = (Hist::new(DELAY_MAX), Hist::new(DELAY_MAX));
-    let mut drained = 0u64;
-    // The trace's time: the latest poll's now.
-    let mut cursor = header.start;
-    // The loop's clock, ns since tick 0: busy with every call's cost, never behind a poll's now.
-    let mut free_ns = header.start.saturating_mul(tick_ns);
-    let diverged = |offset: u64, op: &TraceOp, got: String| {
-        Error::Contract(format!(
-            "{}: replay diverged at the record at byte {offset}: recorded {op:?}, {name} {got}",
-            path.display()
-        ))
+    let mut r = Replayer {
+        probe,
+        view,
+        start: header.start,
+        tick_ns: header.tick_nanos(),
+        keys: HashMap::new(),
+        next_id: 0,
+        peak_live: 0,
+        allocated_at_peak: 0,
+        insert_delay: Hist::new(DELAY_MAX),
+        reset_delay: Hist::new(DELAY_MAX),
+        drained: 0,
+        cursor: header.start,
+        free_ns: header.start.saturating_mul(header.tick_nanos()),
+        lateness: Hist::new(LATENESS_MAX),
+        lateness_intervals: Intervals::for_run(LATENESS_MAX, run_time),
     };
     for item in trace.by_ref() {
         let (offset, op) = item.map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
-        match op {
-            TraceOp::Insert { deadline, accepted } => {
-                insert_delay.record(deadline.saturating_sub(cursor));
-                match (probe.insert(deadline, next_id), accepted) {
-                    (Ok(key), true) => {
-                        keys.insert(next_id, key);
-                        next_id += 1;
-                        let live = probe.timer().len();
-                        if live > peak_live {
-                            peak_live = live;
-                            allocated_at_peak = probe.timer().allocated_bytes();
-                        }
-                    }
-                    (Err(_), false) => {}
-                    (Ok(_), false) => return Err(diverged(
-                        offset,
-                        &op,
-                        "accepted it (the recorded timer had a capacity, or broke the contract)"
-                            .into(),
-                    )),
-                    (Err(_), true) => return Err(diverged(offset, &op, "refused it".into())),
-                }
-            }
-            TraceOp::Cancel { id, found } => {
-                let key = id.and_then(|i| keys.get(&i).copied()).unwrap_or(STALE);
-                let got = probe.cancel(key);
-                if got.is_some() != found || (got.is_some() && got != id) {
-                    return Err(diverged(offset, &op, format!("returned {got:?}")));
-                }
-                if let (Some(i), true) = (id, found) {
-                    keys.remove(&i);
-                }
-            }
-            TraceOp::Reset { id, deadline, ok } => {
-                reset_delay.record(deadline.saturating_sub(cursor));
-                let key = id.and_then(|i| keys.get(&i).copied()).unwrap_or(STALE);
-                let got = probe.reset(key, deadline);
-                if got.is_ok() != ok {
-                    return Err(diverged(offset, &op, format!("returned {got:?}")));
-                }
-            }
-            TraceOp::Poll { now, fired } => {
-                cursor = cursor.max(now);
-                let at = Duration::from_nanos(
-                    cursor.saturating_sub(header.start).saturating_mul(tick_ns),
-                );
-                lateness_intervals.advance(at);
-                probe.cost_intervals.advance(at);
-                free_ns = free_ns.max(now.saturating_mul(tick_ns));
-                let got = probe.poll(now);
-                free_ns = free_ns.saturating_add(probe.take_spent_ns());
-                match (&got, fired) {
-                    (None, Fired::Nothing) => {}
-                    (Some(e), Fired::Id(i)) if e.payload == i => {
-                        keys.remove(&i);
-                        if e.deadline > now {
-                            return Err(diverged(offset, &op, "fired it early".into()));
-                        }
-                        let late = match view {
-                            LatenessView::Loop => {
-                                free_ns.saturating_sub(e.deadline.saturating_mul(tick_ns))
-                            }
-                            LatenessView::Ticks => {
-                                now.saturating_sub(e.deadline).saturating_mul(tick_ns)
-                            }
-                        };
-                        lateness.record(late);
-                        lateness_intervals.record(late);
-                    }
-                    _ => {
-                        let got = got.map(|e| format!("timer {}", e.payload));
-                        return Err(diverged(offset, &op, format!("returned {got:?}")));
-                    }
-                }
-            }
-            TraceOp::Drain { count } => {
-                let got = probe.timer_mut().drain().len() as u64;
-                keys.clear();
-                if got != count {
-                    return Err(diverged(offset, &op, format!("handed back {got}")));
-                }
-                drained += got;
-            }
-        }
-        free_ns = free_ns.saturating_add(probe.take_spent_ns());
+        r.apply(op).map_err(|got| {
+            Error::Contract(format!(
+                "{}: replay diverged at the record at byte {offset}: recorded {op:?}, {name} {got}",
+                path.display()
+            ))
+        })?;
     }
-    let calls = probe.calls;
-    let mut call_costs = probe.costs.take();
-    if let Some(log) = &mut call_costs {
-        log.end_run(calls)?;
-    }
-    let stats = probe.timer().stats();
-    let busy = probe.estimated_busy();
-    // What the trace left due but never polled is overdue; the cost runs need nothing due.
-    let mut overdue_at_end = 0u64;
-    while let Some(e) = probe.timer_mut().poll(cursor) {
-        if e.deadline > cursor {
-            return Err(Error::Contract(format!(
-                "{name} fired timer {} (deadline {}) early at the trace's end, tick {cursor}",
-                e.payload, e.deadline
-            )));
-        }
-        overdue_at_end += 1;
-    }
-    let request = insert_delay.quantile(0.5);
-    let idle = if reset_delay.count() > 0 {
-        reset_delay.quantile(0.5)
-    } else {
-        request
-    };
-    let run_costs = crate::cost_runs::measure(probe.timer_mut(), clock, cursor, request, idle)?;
-    let pending_at_end = probe.timer_mut().drain().len() as u64;
-    Ok(Outcome {
-        timer: name,
-        clock: Clock::Virtual,
-        threads: None,
-        arrivals: 0,
-        arrivals_intended: 0,
-        scheduled: calls.inserted,
-        cancelled: calls.cancelled,
-        late_responses: calls.cancel_misses,
-        reset: calls.reset,
-        fired: calls.fired,
-        idle_fired: 0,
-        request_fired: 0,
-        drained,
-        early_fires: 0,
-        overdue_at_end,
-        pending_at_end,
-        timer_calls: calls.total(),
-        busy,
-        run_time,
-        wall: wall.elapsed(),
-        cost: probe.cost,
-        cost_intervals: probe.cost_intervals.finish(run_time),
-        lateness,
-        lateness_intervals: lateness_intervals.finish(run_time),
-        arrival_lag: None,
-        peak_live: peak_live as u64,
-        allocated_at_peak: allocated_at_peak as u64,
-        peak_rss_bytes: crate::measure::peak_rss_bytes(),
-        run_costs: Some(run_costs),
-        started,
-        stats,
-        slow_calls: probe.slow,
-        call_costs,
-        min_cost: None,
-    })
+    r.finish(name, clock, run_time, (wall, started))
 }

@@ -68,27 +68,19 @@ pub(crate) struct Server<X> {
 
 impl<X: Timer<u64>> Server<X> {
     /// A server with every connection open and its idle timer pending, deadlines spread over one
-    /// idle timeout.
+    /// idle timeout; every timer call's cost noted in (or, in a charged pass, charged from)
+    /// `costs`.
     ///
     /// # Errors
     /// [`Error::Contract`] when the timer refuses an insert.
-    pub(crate) fn open(timer: X, workload: &Workload, clock: &CallClock) -> Result<Self, Error> {
-        Self::open_with(timer, workload, clock, None)
-    }
-
-    /// [`open`](Self::open), every timer call's cost noted in (or, in a charged pass, charged
-    /// from) `costs`.
-    ///
-    /// # Errors
-    /// [`Error::Contract`] when the timer refuses an insert.
-    pub(crate) fn open_with(
+    pub(crate) fn open(
         timer: X,
         workload: &Workload,
         clock: &CallClock,
         costs: Option<CallCosts>,
     ) -> Result<Self, Error> {
         let connections = workload.connections as usize;
-        let mut probe = Probe::new(timer, clock.for_run(), workload.duration);
+        let mut probe = Probe::new(timer, clock.clone(), workload.duration);
         probe.costs = costs;
         let mut server = Self {
             probe,

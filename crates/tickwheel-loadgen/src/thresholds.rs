@@ -7,37 +7,6 @@ use crate::error::Error;
 use crate::slowest::SLOW_NS;
 use crate::units::{human_ns, nanos, parse_duration};
 
-/// A lateness statistic a threshold can name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LatenessStat {
-    /// Median.
-    P50,
-    /// 90th percentile.
-    P90,
-    /// 99th percentile.
-    P99,
-    /// 99.9th percentile.
-    P999,
-    /// 99.99th percentile.
-    P9999,
-    /// Largest value.
-    Max,
-}
-
-impl LatenessStat {
-    fn parse(text: &str) -> Option<Self> {
-        Some(match text {
-            "p50" => Self::P50,
-            "p90" => Self::P90,
-            "p99" => Self::P99,
-            "p99.9" | "p999" => Self::P999,
-            "p99.99" | "p9999" => Self::P9999,
-            "max" => Self::Max,
-            _ => return None,
-        })
-    }
-}
-
 /// A cost statistic a threshold can name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CostStat {
@@ -59,8 +28,8 @@ pub(crate) enum Threshold {
     Lateness {
         /// The flag as written, for messages.
         label: String,
-        /// Which statistic.
-        stat: LatenessStat,
+        /// Which percentile: its key in the report (`p999` for `p99.9`).
+        stat: &'static str,
         /// The line.
         limit: Duration,
     },
@@ -99,7 +68,15 @@ impl Thresholds {
                 ))
             };
             let (stat, limit) = text.split_once('=').ok_or_else(bad)?;
-            let stat = LatenessStat::parse(stat.trim()).ok_or_else(bad)?;
+            let stat = match stat.trim() {
+                "p50" => "p50",
+                "p90" => "p90",
+                "p99" => "p99",
+                "p99.9" | "p999" => "p999",
+                "p99.99" | "p9999" => "p9999",
+                "max" => "max",
+                _ => return Err(bad()),
+            };
             let limit = parse_duration(limit)
                 .map_err(|e| Error::Input(format!("--max-lateness `{text}`: {e}")))?;
             lines.push(Threshold::Lateness {
@@ -191,7 +168,7 @@ mod tests {
             t.lines[0],
             Threshold::Lateness {
                 label: "p99.9=5ms".into(),
-                stat: LatenessStat::P999,
+                stat: "p999",
                 limit: Duration::from_millis(5)
             }
         );

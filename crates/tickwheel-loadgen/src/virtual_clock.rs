@@ -93,7 +93,7 @@ pub(crate) fn run_then<X: Timer<u64>>(
     let tick_ns = workload.tick_ns();
     let end_ns = nanos(workload.duration);
     let handler_ns = nanos(workload.handler_cost);
-    let mut server = Server::open_with(timer, workload, clock, costs)?;
+    let mut server = Server::open(timer, workload, clock, costs)?;
     let mut generator = Generator::new(workload);
     let mut arrival = generator.next_arrival();
     let mut polled: Option<Tick> = None;
@@ -124,22 +124,7 @@ pub(crate) fn run_then<X: Timer<u64>>(
         let now = t / tick_ns;
         if polled.map_or(true, |p| now > p) {
             server.close_intervals(Duration::from_nanos(t));
-            while let Some(expired) = server.probe.poll(now) {
-                free_ns = free_ns.saturating_add(server.probe.take_spent_ns());
-                let lateness = if now < expired.deadline {
-                    None
-                } else {
-                    match view {
-                        LatenessView::Loop => free_ns.checked_sub(server.due_ns(&expired)),
-                        LatenessView::Ticks => {
-                            Some((now - expired.deadline).saturating_mul(tick_ns))
-                        }
-                    }
-                };
-                server.fired(&expired, lateness)?;
-                free_ns = free_ns.saturating_add(handler_ns);
-            }
-            free_ns = free_ns.saturating_add(server.probe.take_spent_ns());
+            free_ns = poll_due(&mut server, now, free_ns, view, (tick_ns, handler_ns))?;
             polled = Some(now);
         }
         if response_ns == Some(t) {
@@ -168,6 +153,31 @@ pub(crate) fn run_then<X: Timer<u64>>(
         wall,
         clock,
     )
+}
+
+/// Polls the timer at tick `now` until it yields nothing, each fired timer handed over at the
+/// loop's clock `free_ns`; returns that clock, advanced by the calls and the handler's work.
+fn poll_due<X: Timer<u64>>(
+    server: &mut Server<X>,
+    now: Tick,
+    mut free_ns: u64,
+    view: LatenessView,
+    (tick_ns, handler_ns): (u64, u64),
+) -> Result<u64, Error> {
+    while let Some(expired) = server.probe.poll(now) {
+        free_ns = free_ns.saturating_add(server.probe.take_spent_ns());
+        let lateness = if now < expired.deadline {
+            None
+        } else {
+            match view {
+                LatenessView::Loop => free_ns.checked_sub(server.due_ns(&expired)),
+                LatenessView::Ticks => Some((now - expired.deadline).saturating_mul(tick_ns)),
+            }
+        };
+        server.fired(&expired, lateness)?;
+        free_ns = free_ns.saturating_add(handler_ns);
+    }
+    Ok(free_ns.saturating_add(server.probe.take_spent_ns()))
 }
 
 #[cfg(test)]

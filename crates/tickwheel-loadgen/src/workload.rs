@@ -106,6 +106,17 @@ impl Generator {
         (self.timeout_ns / 2).max(1)
     }
 
+    /// How many arrivals, from `arrival` on, were intended within the run: those a loop that
+    /// fell behind never handled.
+    pub(crate) fn count_rest(&mut self, mut arrival: Option<Arrival>) -> u64 {
+        let mut rest = 0;
+        while arrival.is_some_and(|a| a.at_ns <= self.end_ns) {
+            rest += 1;
+            arrival = self.next_arrival();
+        }
+        rest
+    }
+
     /// The deadline of each connection's first idle timer: uniform over one idle timeout (all
     /// at the timeout for a herd), in nanoseconds since the start. Drawn from a separate stream so it does not shift arrivals.
     pub(crate) fn initial_idle_deadlines(workload: &Workload) -> impl Iterator<Item = u64> {

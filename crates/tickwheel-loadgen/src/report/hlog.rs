@@ -21,16 +21,20 @@
 //! `Tag=%s,%.3f,%.3f,%.3f,%s`: start and length in seconds from the base time, then
 //! `Interval_Max` divided by Java's default `maxValueUnitRatio` (1,000,000: ns shown as ms),
 //! formatted as `java.util.Formatter` does, then the V2 DEFLATE-compressed histogram in base64
-//! (starting `HISTF`).
+//! (starting `HISTF`; the `base64` crate's standard alphabet with padding, as Java's
+//! `Base64Helper.printBase64Binary`).
 
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 
 use super::hgrm::java_fixed;
+use crate::context::civil_date;
 use crate::error::Error;
 use crate::measure::Interval;
 
@@ -44,18 +48,8 @@ fn java_date(ms: u128) -> String {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     let secs = ms / 1000;
-    let days = secs / 86_400;
-    let of_day = secs % 86_400;
-    // Civil date from days since 1970-01-01 (proleptic Gregorian, eras of 400 years).
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u128::from(month <= 2);
+    let (days, of_day) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_date(u64::try_from(days).unwrap_or(u64::MAX));
     format!(
         "{} {} {day:02} {:02}:{:02}:{:02} UTC {year}",
         DAYS[usize::try_from(days % 7).expect("< 7")],
@@ -101,28 +95,6 @@ fn header(comment: &str, start: SystemTime) -> String {
     out
 }
 
-/// Standard base64 with padding, as Java's `Base64Helper.printBase64Binary`.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 /// Renders the log: the header, then each interval of each tag in time order.
 ///
 /// # Errors
@@ -151,7 +123,7 @@ pub(crate) fn render(
             java_fixed(interval.start.as_secs_f64(), 3),
             java_fixed(interval.length.as_secs_f64(), 3),
             java_fixed(hist.max() as f64 / MAX_VALUE_UNIT_RATIO, 3),
-            base64(&interval.encoded)
+            STANDARD.encode(&interval.encoded)
         ));
     }
     Ok(out.into_bytes())
@@ -316,18 +288,6 @@ mod tests {
         assert_eq!(java_date(0), "Thu Jan 01 00:00:00 UTC 1970");
         assert_eq!(java_date(951_782_400_000), "Tue Feb 29 00:00:00 UTC 2000");
         assert_eq!(java_date(4_102_444_799_999), "Thu Dec 31 23:59:59 UTC 2099");
-    }
-
-    #[test]
-    fn base64_pads_as_the_standard_alphabet() {
-        use base64::Engine as _;
-        for n in 0..8usize {
-            let bytes: Vec<u8> = (0..n).map(|i| (i * 97 + 200) as u8).collect();
-            assert_eq!(
-                base64(&bytes),
-                base64::engine::general_purpose::STANDARD.encode(&bytes)
-            );
-        }
     }
 
     #[test]

@@ -24,16 +24,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Clock, Config};
 use crate::context::Context;
-use crate::cost_runs::{CALLS_PER_RUN, RUNS};
-use crate::counter::CallClock;
 use crate::error::Error;
-use crate::measure::Hist;
-use crate::op::Op;
-use crate::outcome::Outcome;
-use crate::slowest::{fastest_max, SlowCalls};
-use crate::units::nanos;
 
 /// The schema version written into every report.
 pub(crate) const SCHEMA: u32 = 2;
@@ -68,7 +60,7 @@ pub(crate) struct Report {
 }
 
 /// The workload knobs.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub(crate) struct WorkloadJson {
     /// Open connections.
     pub(crate) connections: u32,
@@ -197,6 +189,20 @@ pub(crate) struct Percentiles {
     pub(crate) max: u64,
 }
 
+impl Percentiles {
+    /// Each percentile: its key in the report, its name for people, its quantile, its value.
+    pub(crate) fn each(&self) -> [(&'static str, &'static str, f64, u64); 6] {
+        [
+            ("p50", "p50", 0.5, self.p50),
+            ("p90", "p90", 0.9, self.p90),
+            ("p99", "p99", 0.99, self.p99),
+            ("p999", "p99.9", 0.999, self.p999),
+            ("p9999", "p99.99", 0.9999, self.p9999),
+            ("max", "max", 1.0, self.max),
+        ]
+    }
+}
+
 /// A lateness distribution.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub(crate) struct LatenessJson {
@@ -287,16 +293,6 @@ impl CostsJson {
             "cancel" => Some(&self.cancel),
             "reset" => Some(&self.reset),
             "fire" => Some(&self.fire),
-            _ => None,
-        }
-    }
-
-    fn get_mut(&mut self, op: &str) -> Option<&mut CostJson> {
-        match op {
-            "insert" => Some(&mut self.insert),
-            "cancel" => Some(&mut self.cancel),
-            "reset" => Some(&mut self.reset),
-            "fire" => Some(&mut self.fire),
             _ => None,
         }
     }
@@ -440,30 +436,8 @@ pub(crate) struct SlowestJson {
 }
 
 impl SlowestJson {
-    fn from_ops(max: [u64; 5]) -> Self {
-        Self {
-            insert: max[Op::Insert as usize],
-            cancel: max[Op::Cancel as usize],
-            reset: max[Op::Reset as usize],
-            fire: max[Op::Fire as usize],
-            idle: max[Op::Idle as usize],
-        }
-    }
-
-    /// The slowest call of the operation named `op` (`insert` … `fire`, or `idle`).
-    pub(crate) fn get(&self, op: &str) -> Option<u64> {
-        Some(match op {
-            "insert" => self.insert,
-            "cancel" => self.cancel,
-            "reset" => self.reset,
-            "fire" => self.fire,
-            "idle" => self.idle,
-            _ => return None,
-        })
-    }
-
-    /// The slowest of every operation, and its name (the first of equals in report order).
-    pub(crate) fn slowest(&self) -> (&'static str, u64) {
+    /// Each operation's name and slowest call, in report order.
+    fn each(&self) -> [(&'static str, u64); 5] {
         [
             ("insert", self.insert),
             ("cancel", self.cancel),
@@ -471,63 +445,17 @@ impl SlowestJson {
             ("fire", self.fire),
             ("idle", self.idle),
         ]
-        .into_iter()
-        .fold(("insert", 0), |a, b| if b.1 > a.1 { b } else { a })
     }
-}
 
-fn percentiles(h: &Hist) -> Percentiles {
-    Percentiles {
-        p50: h.quantile(0.5),
-        p90: h.quantile(0.9),
-        p99: h.quantile(0.99),
-        p999: h.quantile(0.999),
-        p9999: h.quantile(0.9999),
-        max: h.max(),
+    /// The slowest call of the operation named `op` (`insert` … `fire`, or `idle`).
+    pub(crate) fn get(&self, op: &str) -> Option<u64> {
+        self.each().into_iter().find(|e| e.0 == op).map(|e| e.1)
     }
-}
 
-fn lateness(h: &Hist, unit: &str) -> LatenessJson {
-    LatenessJson {
-        unit: unit.into(),
-        percentiles: percentiles(h),
-        mean: h.mean(),
-        count: h.count(),
-        clamped: h.clamped,
-    }
-}
-
-fn cost(h: &Hist, runs: Option<&Hist>) -> CostJson {
-    let ns = |ps: f64| ps / 1e3;
-    CostJson {
-        runs_p50: runs.map_or(0.0, |r| ns(r.quantile(0.5) as f64)),
-        runs_p99: runs.map_or(0.0, |r| ns(r.quantile(0.99) as f64)),
-        runs_mean: runs.map_or(0.0, |r| ns(r.mean())),
-        p50: h.quantile(0.5),
-        p99: h.quantile(0.99),
-        max: h.max(),
-        mean: h.mean(),
-        samples: h.count(),
-        clamped: h.clamped,
-    }
-}
-
-/// Time inside the timer per second of run time, in percent of one core. A service run's
-/// `busy` is the producer threads' mean, so it counts once per thread.
-fn core_share(o: &Outcome) -> f64 {
-    let run = o.run_time.as_secs_f64();
-    if run <= 0.0 {
-        return 0.0;
-    }
-    let threads = o.threads.unwrap_or(1) as f64;
-    o.busy.as_secs_f64() * threads / run * 100.0
-}
-
-fn finite(x: f64) -> f64 {
-    if x.is_finite() {
-        x
-    } else {
-        0.0
+    /// The slowest of every operation, and its name (the first of equals in report order).
+    pub(crate) fn slowest(&self) -> (&'static str, u64) {
+        let each = self.each().into_iter();
+        each.fold(("insert", 0), |a, b| if b.1 > a.1 { b } else { a })
     }
 }
 
@@ -537,62 +465,6 @@ impl ResultJson {
         match self.threads {
             Some(n) => format!("{}-t{n}", self.timer),
             None => self.timer.clone(),
-        }
-    }
-
-    /// The summary of one outcome.
-    pub(crate) fn from_outcome(o: &Outcome, target_rate: f64) -> Self {
-        let op = |op: Op| {
-            let runs = o.run_costs.as_ref().map(|r| &r[op as usize]);
-            cost(&o.cost[op as usize], runs)
-        };
-        Self {
-            timer: o.timer.into(),
-            clock: o.clock.name().into(),
-            threads: o.threads,
-            scheduled: o.scheduled,
-            cancelled: o.cancelled,
-            reset: o.reset,
-            fired: o.fired,
-            idle_fired: o.idle_fired,
-            request_fired: o.request_fired,
-            late_responses: o.late_responses,
-            drained: o.drained,
-            early_fires: o.early_fires,
-            overdue_at_end: o.overdue_at_end,
-            pending_at_end: o.pending_at_end,
-            arrivals: o.arrivals,
-            arrivals_intended: o.arrivals_intended,
-            target_rate: finite(target_rate),
-            achieved_rate: finite(o.achieved_rate()),
-            timer_calls: o.timer_calls,
-            ops_per_sec: finite(o.ops_per_sec()),
-            busy_secs: o.busy.as_secs_f64(),
-            run_secs: o.run_time.as_secs_f64(),
-            wall_secs: o.wall.as_secs_f64(),
-            core_share: finite(core_share(o)),
-            peak_rss_bytes: o.peak_rss_bytes,
-            bytes_per_timer: finite(o.bytes_per_timer()),
-            peak_live: o.peak_live,
-            lateness: lateness(&o.lateness, "ns"),
-            lateness_measured: None,
-            lateness_min_cost: None,
-            cost: CostsJson {
-                insert: op(Op::Insert),
-                cancel: op(Op::Cancel),
-                reset: op(Op::Reset),
-                fire: op(Op::Fire),
-            },
-            arrival_lag: o.arrival_lag.as_ref().map(|h| lateness(h, "ns")),
-            work: WorkJson {
-                cascaded: o.stats.cascaded,
-                slots_scanned: o.stats.slots_scanned,
-                stale_skipped: o.stats.stale_skipped,
-                compactions: o.stats.compactions,
-                max_call_work: o.stats.max_call_work,
-            },
-            slowest_call: None,
-            repetitions: Vec::new(),
         }
     }
 
@@ -623,7 +495,7 @@ impl ResultJson {
     }
 
     /// This result's figures as one repetition.
-    fn repetition(&self) -> RepetitionJson {
+    pub(crate) fn repetition(&self) -> RepetitionJson {
         RepetitionJson {
             scheduled: self.scheduled,
             cancelled: self.cancelled,
@@ -637,157 +509,8 @@ impl ResultJson {
             cost: self.cost,
         }
     }
-
-    /// The summary of one implementation's repetitions: the counts of `runs[representative]`,
-    /// each timing and memory figure the median over `runs`, and every run's own figures.
-    pub(crate) fn from_repetitions(runs: &[Outcome], representative: usize, rate: f64) -> Self {
-        let each: Vec<ResultJson> = runs.iter().map(|o| Self::from_outcome(o, rate)).collect();
-        let mut out = each[representative].clone();
-        let m = |f: &dyn Fn(&ResultJson) -> f64| median_f64(each.iter().map(f).collect());
-        let u = |f: &dyn Fn(&ResultJson) -> u64| median_u64(each.iter().map(f).collect());
-        out.ops_per_sec = m(&|r| r.ops_per_sec);
-        out.busy_secs = m(&|r| r.busy_secs);
-        out.wall_secs = m(&|r| r.wall_secs);
-        out.core_share = m(&|r| r.core_share);
-        out.bytes_per_timer = m(&|r| r.bytes_per_timer);
-        out.peak_rss_bytes = out
-            .peak_rss_bytes
-            .map(|_| u(&|r| r.peak_rss_bytes.unwrap_or(0)));
-        let l = &mut out.lateness;
-        l.percentiles.p50 = u(&|r| r.lateness.percentiles.p50);
-        l.percentiles.p90 = u(&|r| r.lateness.percentiles.p90);
-        l.percentiles.p99 = u(&|r| r.lateness.percentiles.p99);
-        l.percentiles.p999 = u(&|r| r.lateness.percentiles.p999);
-        l.percentiles.p9999 = u(&|r| r.lateness.percentiles.p9999);
-        l.percentiles.max = u(&|r| r.lateness.percentiles.max);
-        l.mean = m(&|r| r.lateness.mean);
-        if let Some(min_cost) = runs.iter().find_map(|o| o.min_cost.as_ref()) {
-            let measured = out.lateness.clone();
-            let min = lateness(&min_cost.lateness, "ns");
-            out.lateness = if min_cost.shown {
-                min.clone()
-            } else {
-                measured.clone()
-            };
-            out.lateness_measured = Some(measured);
-            out.lateness_min_cost = Some(min);
-        }
-        for op in ["insert", "cancel", "reset", "fire"] {
-            let get = |r: &ResultJson| r.cost.get(op).copied().unwrap_or_default();
-            if let Some(c) = out.cost.get_mut(op) {
-                c.runs_p50 = m(&|r| get(r).runs_p50);
-                c.runs_p99 = m(&|r| get(r).runs_p99);
-                c.runs_mean = m(&|r| get(r).runs_mean);
-                c.p50 = u(&|r| get(r).p50);
-                c.p99 = u(&|r| get(r).p99);
-                c.max = u(&|r| get(r).max);
-                c.mean = m(&|r| get(r).mean);
-            }
-        }
-        out.repetitions = each.iter().map(ResultJson::repetition).collect();
-        if runs.iter().all(|o| o.clock == Clock::Virtual) {
-            let slow: Vec<&SlowCalls> = runs.iter().map(|o| &o.slow_calls).collect();
-            out.slowest_call = fastest_max(&slow).map(SlowestJson::from_ops);
-        }
-        out
-    }
 }
-
-/// The median of `values`; for an even count the lower middle one (0 when empty).
-pub(crate) fn median_u64(mut values: Vec<u64>) -> u64 {
-    values.sort_unstable();
-    values
-        .get(values.len().saturating_sub(1) / 2)
-        .copied()
-        .unwrap_or(0)
-}
-
-/// The median of `values`; for an even count the lower middle one (0 when empty).
-pub(crate) fn median_f64(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values
-        .get(values.len().saturating_sub(1) / 2)
-        .copied()
-        .unwrap_or(0.0)
-}
-
 impl Report {
-    /// The report of a run (before the gate fills `passed` and `failures`): `runs` holds, per
-    /// implementation, its repetitions in run order, and the index of the representative one
-    /// (whose histograms the files hold).
-    pub(crate) fn new(config: &Config, runs: &[(Vec<Outcome>, usize)], clock: &CallClock) -> Self {
-        let w = &config.workload;
-        let workload = WorkloadJson {
-            connections: w.connections,
-            rate: w.rate,
-            duration_secs: w.duration.as_secs_f64(),
-            idle_timeout_secs: w.idle_timeout.as_secs_f64(),
-            request_timeout_secs: w.request_timeout.as_secs_f64(),
-            slow_fraction: w.slow_fraction,
-            tick_ns: nanos(w.tick),
-            seed: w.seed,
-            lateness: config.lateness.name().into(),
-            handler_cost_ns: nanos(w.handler_cost),
-            herd: w.herd,
-            profile: config.profile.map(str::to_owned),
-            trace: None,
-        };
-        Self::assemble(
-            config.command,
-            config.clock.name(),
-            workload,
-            config.repeat,
-            runs,
-            clock,
-        )
-    }
-
-    /// The report of `runs` (as in [`new`](Self::new)) on `workload`, before the gate.
-    pub(crate) fn assemble(
-        command: &str,
-        clock_name: &str,
-        workload: WorkloadJson,
-        repeat: u32,
-        runs: &[(Vec<Outcome>, usize)],
-        clock: &CallClock,
-    ) -> Self {
-        let rate = workload.rate;
-        Self {
-            schema: SCHEMA,
-            tool: env!("CARGO_PKG_NAME").into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            command: command.into(),
-            clock: clock_name.into(),
-            workload,
-            timing: TimingJson {
-                counter: "quanta cycle counter, every call timed".into(),
-                overhead_ns: clock.overhead_ns(),
-                counter_resolution_ns: clock.resolution_ns(),
-                resolution_ns: clock.call_resolution_ns(),
-                repeat,
-                calls_per_run: CALLS_PER_RUN,
-                runs_per_op: RUNS,
-                run_resolution_ns: clock.resolution_ns() / f64::from(CALLS_PER_RUN),
-                lateness_costs: if runs
-                    .iter()
-                    .flat_map(|(reps, _)| reps)
-                    .any(|o| o.min_cost.as_ref().is_some_and(|m| m.shown))
-                {
-                    "min".into()
-                } else {
-                    measured()
-                },
-            },
-            results: runs
-                .iter()
-                .map(|(reps, rep)| ResultJson::from_repetitions(reps, *rep, rate))
-                .collect(),
-            passed: true,
-            failures: Vec::new(),
-            context: None,
-        }
-    }
-
     /// Writes the report as pretty JSON.
     ///
     /// # Errors

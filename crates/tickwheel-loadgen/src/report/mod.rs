@@ -2,12 +2,14 @@
 //!
 //! | file | module | what |
 //! |---|---|---|
+//! | (all) | [`assemble`] | the report's figures from the runs: medians over the repetitions |
 //! | (terminal) | [`table`], [`pick`] | side-by-side table, which to pick, and the verdict |
 //! | `report.json` | [`json`] | versioned summary for CI and `diff` |
 //! | `<timer>-lateness.hgrm`, `<timer>-cost.hgrm` | [`hgrm`] | percentile distributions |
 //! | `<timer>.hlog` | [`hlog`] | interval log, one interval per second |
 //! | `lateness.svg`, `cost.svg` | [`svg`] | plots comparing the implementations |
 
+pub(crate) mod assemble;
 pub(crate) mod hgrm;
 pub(crate) mod hlog;
 pub(crate) mod json;

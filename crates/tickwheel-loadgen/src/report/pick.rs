@@ -20,7 +20,8 @@
 
 use std::fmt::Write as _;
 
-use crate::report::json::{median_f64, Report, ResultJson};
+use crate::report::assemble::median_f64;
+use crate::report::json::{Report, ResultJson};
 use crate::units::{human_ns, si};
 
 /// One family's answer.

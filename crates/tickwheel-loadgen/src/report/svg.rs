@@ -38,12 +38,8 @@ fn escape(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
-fn header(out: &mut String, title: &str, subtitle: &str) {
-    header_sized(out, HEIGHT, title, subtitle);
-}
-
-/// [`header`] for a plot `height` tall.
-fn header_sized(out: &mut String, height: f64, title: &str, subtitle: &str) {
+/// The start of a plot `height` tall: its canvas, title and subtitle.
+fn header(out: &mut String, height: f64, title: &str, subtitle: &str) {
     let _ = writeln!(
         out,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">"#
@@ -86,19 +82,16 @@ fn percentile_label(k: u32) -> String {
     }
 }
 
-/// Renders the lateness plot. `series` holds (implementation, lateness histogram in ns).
-pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)]) -> String {
-    // Points: (log10(1/(1-q)), value) up to the largest decade any series reaches.
-    let max_count = series.iter().map(|(_, h)| h.len()).max().unwrap_or(0);
-    let decades = ((max_count.max(1) as f64).log10().ceil() as u32).clamp(2, 6);
-    let x_max = f64::from(decades);
-    // Points: (x, value, rests on enough samples).
-    let mut lines: Vec<Vec<(f64, f64, bool)>> = Vec::new();
-    for (_, h) in series {
-        let mut points = Vec::new();
-        if !h.is_empty() {
-            let n = h.len() as f64;
-            for v in h.iter_quantiles(5) {
+/// A point of a lateness line: x (decades of 1/(1−q)), the value in ns, and whether it rests
+/// on enough samples.
+type Point = (f64, f64, bool);
+
+/// Each series' points, up to the `x_max`-th decade.
+fn percentile_lines(series: &[(&str, &Histogram<u64>)], x_max: f64) -> Vec<Vec<Point>> {
+    let line = |h: &Histogram<u64>| -> Vec<Point> {
+        let n = h.len() as f64;
+        h.iter_quantiles(5)
+            .map(|v| {
                 let q = v.quantile_iterated_to();
                 let x = if q >= 1.0 {
                     x_max
@@ -106,84 +99,105 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)]) -> S
                     (1.0 / (1.0 - q)).log10().min(x_max)
                 };
                 let enough = (1.0 - q) * n >= FEW_SAMPLES;
-                points.push((x, v.value_iterated_to() as f64, enough));
-            }
-        }
-        lines.push(points);
-    }
-    let raw_max = lines
-        .iter()
-        .flatten()
-        .map(|&(_, y, _)| y)
-        .fold(0.0f64, f64::max);
-    let (scale, unit_label) = if raw_max >= 1e6 {
-        (1e6, "ms")
-    } else if raw_max >= 1e3 {
-        (1e3, "µs")
-    } else {
-        (1.0, "ns")
+                (x, v.value_iterated_to() as f64, enough)
+            })
+            .collect()
     };
-    let y_max = nice_ceil(raw_max / scale);
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM;
-    let px = |x: f64| LEFT + x / x_max * plot_w;
-    let py = |y: f64| TOP + plot_h - (y / scale / y_max).min(1.0) * plot_h;
+    series
+        .iter()
+        .map(|(_, h)| if h.is_empty() { Vec::new() } else { line(h) })
+        .collect()
+}
 
-    let mut out = String::new();
-    let w = &report.workload;
-    header(
-        &mut out,
-        &format!(
-            "Fire lateness by percentile — {} clock (lower is better)",
-            report.clock
-        ),
-        &w.describe(),
-    );
-    // Grid and axes.
-    for k in 0..=decades {
-        let x = px(f64::from(k));
+/// The lateness plot's area: its axes' ranges, and where a point lands.
+struct Frame {
+    decades: u32,
+    x_max: f64,
+    /// ns per unit of the y axis, and the unit's name.
+    scale: f64,
+    unit: &'static str,
+    y_max: f64,
+    plot_w: f64,
+    plot_h: f64,
+}
+
+impl Frame {
+    fn new(decades: u32, raw_max: f64) -> Self {
+        let (scale, unit) = if raw_max >= 1e6 {
+            (1e6, "ms")
+        } else if raw_max >= 1e3 {
+            (1e3, "µs")
+        } else {
+            (1.0, "ns")
+        };
+        Self {
+            decades,
+            x_max: f64::from(decades),
+            scale,
+            unit,
+            y_max: nice_ceil(raw_max / scale),
+            plot_w: WIDTH - LEFT - RIGHT,
+            plot_h: HEIGHT - TOP - BOTTOM,
+        }
+    }
+
+    fn px(&self, x: f64) -> f64 {
+        LEFT + x / self.x_max * self.plot_w
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        TOP + self.plot_h - (y / self.scale / self.y_max).min(1.0) * self.plot_h
+    }
+
+    /// The grid, the frame and the axis labels.
+    fn axes(&self, out: &mut String) {
+        let (plot_w, plot_h) = (self.plot_w, self.plot_h);
+        for k in 0..=self.decades {
+            let x = self.px(f64::from(k));
+            let _ = writeln!(
+                out,
+                r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" font-size="12" text-anchor="middle">{}</text>"##,
+                TOP + plot_h,
+                TOP + plot_h + 18.0,
+                percentile_label(k)
+            );
+        }
+        for i in 0..=5 {
+            let value = self.y_max * f64::from(i) / 5.0;
+            let y = self.py(value * self.scale);
+            let _ = writeln!(
+                out,
+                r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{}</text>"##,
+                LEFT + plot_w,
+                LEFT - 6.0,
+                y + 4.0,
+                trim_number(value)
+            );
+        }
         let _ = writeln!(
             out,
-            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" font-size="12" text-anchor="middle">{}</text>"##,
-            TOP + plot_h,
-            TOP + plot_h + 18.0,
-            percentile_label(k)
+            r##"<rect x="{LEFT}" y="{TOP}" width="{plot_w:.1}" height="{plot_h:.1}" fill="none" stroke="#333"/>"##
         );
-    }
-    for i in 0..=5 {
-        let value = y_max * f64::from(i) / 5.0;
-        let y = py(value * scale);
         let _ = writeln!(
             out,
-            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{}</text>"##,
-            LEFT + plot_w,
-            LEFT - 6.0,
-            y + 4.0,
-            trim_number(value)
+            r#"<text x="{:.1}" y="{:.1}" font-size="13" text-anchor="middle">percentile</text>"#,
+            LEFT + plot_w / 2.0,
+            HEIGHT - 14.0
+        );
+        let _ = writeln!(
+            out,
+            r#"<text x="18" y="{:.1}" font-size="13" text-anchor="middle" transform="rotate(-90 18 {:.1})">lateness ({})</text>"#,
+            TOP + plot_h / 2.0,
+            TOP + plot_h / 2.0,
+            self.unit
         );
     }
-    let _ = writeln!(
-        out,
-        r##"<rect x="{LEFT}" y="{TOP}" width="{plot_w:.1}" height="{plot_h:.1}" fill="none" stroke="#333"/>"##
-    );
-    let _ = writeln!(
-        out,
-        r#"<text x="{:.1}" y="{:.1}" font-size="13" text-anchor="middle">percentile</text>"#,
-        LEFT + plot_w / 2.0,
-        HEIGHT - 14.0
-    );
-    let _ = writeln!(
-        out,
-        r#"<text x="18" y="{:.1}" font-size="13" text-anchor="middle" transform="rotate(-90 18 {:.1})">lateness ({unit_label})</text>"#,
-        TOP + plot_h / 2.0,
-        TOP + plot_h / 2.0
-    );
-    // Lines and legend.
-    for (i, ((name, h), points)) in series.iter().zip(&lines).enumerate() {
+
+    /// Line `i`: the solid part, then from its last point on the dotted tail of few samples.
+    fn line(&self, out: &mut String, i: usize, points: &[Point]) {
         let color = COLORS[i % COLORS.len()];
         let dash = DASHES[i % DASHES.len()];
-        let at = |&(x, y, _): &(f64, f64, bool)| format!("{:.1},{:.1}", px(x), py(y));
-        // The solid part, then from its last point on the dotted tail of few samples.
+        let at = |&(x, y, _): &Point| format!("{:.1},{:.1}", self.px(x), self.py(y));
         let solid = points.iter().take_while(|p| p.2).count();
         if solid > 0 {
             let path: Vec<String> = points[..solid].iter().map(at).collect();
@@ -205,16 +219,25 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)]) -> S
             let _ = writeln!(
                 out,
                 r#"<circle cx="{:.1}" cy="{:.1}" r="4" fill="white" stroke="{color}" stroke-width="1.5"/>"#,
-                px(x),
-                py(y)
+                self.px(x),
+                self.py(y)
             );
         }
+    }
+
+    /// Line `i`'s legend entry: its name, n, p99.9 and max, and on the real clock the loop's
+    /// lag (a stalled loop makes every timer late; its own lag tells that apart).
+    fn legend(&self, out: &mut String, i: usize, name: &str, h: &Histogram<u64>, report: &Report) {
+        let color = COLORS[i % COLORS.len()];
+        let dash = DASHES[i % DASHES.len()];
         let ly = TOP + 20.0 + i as f64 * 56.0;
-        let lx = LEFT + plot_w + 16.0;
-        let p999 = if h.is_empty() {
-            0
-        } else {
-            h.value_at_quantile(0.999)
+        let lx = LEFT + self.plot_w + 16.0;
+        let at = |q: f64| {
+            if h.is_empty() {
+                0
+            } else {
+                h.value_at_quantile(q)
+            }
         };
         let max = if h.is_empty() { 0 } else { h.max() };
         let fmt = |v: u64| human_ns(v as f64);
@@ -228,11 +251,9 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)]) -> S
             count(h.len()),
             lx + 44.0,
             ly + 21.0,
-            fmt(p999),
+            fmt(at(0.999)),
             fmt(max)
         );
-        // On the real clock, a stalled loop (a busy machine) makes every timer late; the loop's
-        // own lag tells that apart from the timer's.
         if let Some(lag) = report.results.get(i).and_then(|r| r.arrival_lag.as_ref()) {
             let _ = writeln!(
                 out,
@@ -243,28 +264,54 @@ pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)]) -> S
             );
         }
     }
-    {
-        let lx = LEFT + plot_w + 16.0;
-        let ly = TOP + 20.0 + series.len() as f64 * 56.0 + 6.0;
-        let meaning = lateness_notes(report);
-        let notes = meaning.iter().chain(&[
-            "dotted: fewer than 10 samples",
-            "beyond the point (o marks it)",
-        ]);
-        for (k, line) in notes.enumerate() {
-            let _ = writeln!(
-                out,
-                r##"<text x="{lx:.1}" y="{:.1}" font-size="11" fill="#666">{line}</text>"##,
-                ly + k as f64 * 14.0
-            );
-        }
+}
+
+/// Renders the lateness plot. `series` holds (implementation, lateness histogram in ns).
+pub(crate) fn lateness(report: &Report, series: &[(&str, &Histogram<u64>)]) -> String {
+    let max_count = series.iter().map(|(_, h)| h.len()).max().unwrap_or(0);
+    let decades = ((max_count.max(1) as f64).log10().ceil() as u32).clamp(2, 6);
+    let lines = percentile_lines(series, f64::from(decades));
+    let raw_max = lines
+        .iter()
+        .flatten()
+        .map(|&(_, y, _)| y)
+        .fold(0.0f64, f64::max);
+    let frame = Frame::new(decades, raw_max);
+    let mut out = String::new();
+    header(
+        &mut out,
+        HEIGHT,
+        &format!(
+            "Fire lateness by percentile — {} clock (lower is better)",
+            report.clock
+        ),
+        &report.workload.describe(),
+    );
+    frame.axes(&mut out);
+    for (i, ((name, h), points)) in series.iter().zip(&lines).enumerate() {
+        frame.line(&mut out, i, points);
+        frame.legend(&mut out, i, name, h, report);
+    }
+    let lx = LEFT + frame.plot_w + 16.0;
+    let ly = TOP + 20.0 + series.len() as f64 * 56.0 + 6.0;
+    let meaning = lateness_notes(report);
+    let notes = meaning.iter().chain(&[
+        "dotted: fewer than 10 samples",
+        "beyond the point (o marks it)",
+    ]);
+    for (k, line) in notes.enumerate() {
+        let _ = writeln!(
+            out,
+            r##"<text x="{lx:.1}" y="{:.1}" font-size="11" fill="#666">{line}</text>"##,
+            ly + k as f64 * 14.0
+        );
     }
     if raw_max == 0.0 && lines.iter().any(|l| !l.is_empty()) {
         let _ = writeln!(
             out,
             r##"<text x="{:.1}" y="{:.1}" font-size="15" text-anchor="middle" fill="#333">every timer fired in the tick of its deadline (lateness 0)</text>"##,
-            LEFT + plot_w / 2.0,
-            TOP + plot_h / 2.0
+            LEFT + frame.plot_w / 2.0,
+            TOP + frame.plot_h / 2.0
         );
     }
     out.push_str("</svg>\n");
@@ -350,9 +397,8 @@ fn panel(
     let axis_max = nice_ceil(max);
     let px = |v: f64| bar_x + (v / axis_max).clamp(0.0, 1.0) * bar_w;
     let bottom = top + bars.len() as f64 * ROW;
-    for i in 0..=4 {
-        let v = axis_max * f64::from(i) / 4.0;
-        let gx = px(v);
+    let ticks = (0..=4).map(|i| axis_max * f64::from(i) / 4.0);
+    for (v, gx) in ticks.map(|v| (v, px(v))) {
         let _ = writeln!(
             out,
             r##"<line x1="{gx:.1}" y1="{top:.1}" x2="{gx:.1}" y2="{bottom:.1}" stroke="#ddd"/><text x="{gx:.1}" y="{:.1}" font-size="10" fill="#555" text-anchor="middle">{}</text>"##,
@@ -379,12 +425,13 @@ fn panel(
             );
             continue;
         };
-        let below = v < floor;
-        let end = px(if below { floor } else { v });
-        let fill = if below {
-            format!(r#"fill="white" stroke="{color}" stroke-width="1.5" stroke-dasharray="3 2""#)
+        let (end, fill, label) = if v < floor {
+            let fill = format!(
+                r#"fill="white" stroke="{color}" stroke-width="1.5" stroke-dasharray="3 2""#
+            );
+            (px(floor), fill, format!("<{}", fmt(floor)))
         } else {
-            format!(r#"fill="{color}" opacity="0.85""#)
+            (px(v), format!(r#"fill="{color}" opacity="0.85""#), fmt(v))
         };
         let _ = writeln!(
             out,
@@ -392,11 +439,6 @@ fn panel(
             ry + 3.0,
             (end - bar_x).max(0.5)
         );
-        let label = if below {
-            format!("<{}", fmt(floor))
-        } else {
-            fmt(v)
-        };
         let _ = writeln!(
             out,
             r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#111">{label}</text>"##,
@@ -419,7 +461,7 @@ pub(crate) fn cost(report: &Report) -> String {
     let rows = results.len().max(1);
     let height = TOP + panel_height(rows) + 16.0 + 2.0 * (panel_height(rows) + 12.0) + 20.0;
     let mut out = String::new();
-    header_sized(
+    header(
         &mut out,
         height,
         &format!(

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::report::json::{CostsJson, Report, ResultJson};
+use crate::report::json::{CostsJson, Percentiles, Report, ResultJson};
 use crate::slowest::SLOW_NS;
 use crate::units::{count, fine_ns, human_ns, si};
 
@@ -113,11 +113,9 @@ fn shown_lateness(report: &Report) -> String {
     }
 }
 
-/// Renders the table and verdict for `report`.
-pub(crate) fn render(report: &Report) -> String {
-    let mut out = String::new();
-    let w = &report.workload;
-    let results = &report.results;
+/// The lines above the table: the workload, the machine, how cost and lateness were measured.
+fn header(report: &Report, out: &mut String) {
+    let (w, t) = (&report.workload, &report.timing);
     let _ = writeln!(
         out,
         "tickwheel-loadgen {}, {} clock: {}",
@@ -128,7 +126,6 @@ pub(crate) fn render(report: &Report) -> String {
     if let Some(context) = &report.context {
         let _ = writeln!(out, "{}", context.line());
     }
-    let t = &report.timing;
     let _ = writeln!(
         out,
         "cost: every call timed by the cycle counter (resolution {}, overhead {:.1}ns \
@@ -140,54 +137,33 @@ pub(crate) fn render(report: &Report) -> String {
         t.calls_per_run,
         t.run_resolution_ns
     );
+    let handler = if w.handler_cost_ns > 0 {
+        format!(" and {} per event", human_ns(w.handler_cost_ns as f64))
+    } else {
+        String::new()
+    };
+    let lateness = match (report.clock.as_str(), w.lateness.as_str()) {
+        ("virtual", "ticks") => "poll tick minus deadline tick".to_string(),
+        ("virtual", _) => format!(
+            "when the loop hands the timer over minus its deadline (call costs{handler} charged)"
+        ),
+        _ => "when poll returned the timer minus its deadline, real clock".to_string(),
+    };
     let _ = writeln!(
         out,
-        "lateness: {}; {} repetition{} of each implementation, interleaved; figures are medians",
-        match (report.clock.as_str(), w.lateness.as_str()) {
-            ("virtual", "ticks") => "poll tick minus deadline tick".to_string(),
-            ("virtual", _) => format!(
-                "when the loop hands the timer over minus its deadline (call costs{} charged)",
-                if w.handler_cost_ns > 0 {
-                    format!(" and {} per event", human_ns(w.handler_cost_ns as f64))
-                } else {
-                    String::new()
-                }
-            ),
-            _ => "when poll returned the timer minus its deadline, real clock".to_string(),
-        },
+        "lateness: {lateness}; {} repetition{} of each implementation, interleaved; figures are \
+         medians",
         t.repeat,
         if t.repeat == 1 { "" } else { "s" }
     );
     let _ = writeln!(out, "{}\n", shown_lateness(report));
-    let mut grid = Grid::default();
-    let mut row = |label: &str, results: &[ResultJson], cell: &dyn Fn(&ResultJson) -> String| {
-        grid.row(label, results, cell);
-    };
-    row("", results, &ResultJson::label);
-    row("timer ops/s", results, &|r| si(r.ops_per_sec));
-    row("scheduled (inserts)", results, &|r| count(r.scheduled));
-    row("reset", results, &|r| count(r.reset));
-    row("cancelled", results, &|r| count(r.cancelled));
-    row("fired", results, &|r| count(r.fired));
-    if w.trace.is_none() {
-        row("  idle / request timeouts", results, &|r| {
-            format!(
-                "{} / {}",
-                si(r.idle_fired as f64),
-                si(r.request_fired as f64)
-            )
-        });
-    }
-    if results.iter().any(|r| r.drained > 0) {
-        row("drained", results, &|r| count(r.drained));
-    }
-    row("early fires (must be 0)", results, &|r| {
-        count(r.early_fires)
-    });
-    row("overdue at end", results, &|r| count(r.overdue_at_end));
-    row("pending at end", results, &|r| count(r.pending_at_end));
+}
+
+/// The rows of per-operation costs, and of the slowest call when the report has it.
+fn cost_rows(report: &Report, grid: &mut Grid) {
+    let results = &report.results;
     for op in CostsJson::OPS {
-        row(&format!("{op} per call p50/p99"), results, &|r| {
+        grid.row(&format!("{op} per call p50/p99"), results, |r| {
             let c = r.cost.get(op).copied().unwrap_or_default();
             if c.runs_p50 <= 0.0 {
                 return "n/a".into();
@@ -196,7 +172,7 @@ pub(crate) fn render(report: &Report) -> String {
         });
     }
     for op in CostsJson::OPS {
-        row(&format!("{op} single call p99/max"), results, &|r| {
+        grid.row(&format!("{op} single call p99/max"), results, |r| {
             let c = r.cost.get(op).copied().unwrap_or_default();
             if c.samples == 0 {
                 return "n/a".into();
@@ -206,88 +182,112 @@ pub(crate) fn render(report: &Report) -> String {
         });
     }
     if results.iter().any(|r| r.slowest_call.is_some()) {
-        row(
-            &format!("slowest call, fastest of {}", t.repeat),
-            results,
-            &|r| {
-                r.slowest_call.map_or("n/a".into(), |s| match s.slowest() {
-                    (_, 0) => format!("<{}", human_ns(SLOW_NS as f64)),
-                    (op, ns) => format!("{op} {}", human_ns(ns as f64)),
-                })
-            },
-        );
+        let label = format!("slowest call, fastest of {}", report.timing.repeat);
+        grid.row(&label, results, |r| {
+            r.slowest_call.map_or("n/a".into(), |s| match s.slowest() {
+                (_, 0) => format!("<{}", human_ns(SLOW_NS as f64)),
+                (op, ns) => format!("{op} {}", human_ns(ns as f64)),
+            })
+        });
     }
+}
+
+/// The lateness rows: the headline's percentiles, and the other view's p99.9 when there is one.
+fn lateness_rows(results: &[ResultJson], grid: &mut Grid) {
     let late = |v: u64| human_ns(v as f64);
-    let label = |p: &str| format!("lateness {p}");
-    row(&label("p50"), results, &|r| {
-        late(r.lateness.percentiles.p50)
-    });
-    row(&label("p90"), results, &|r| {
-        late(r.lateness.percentiles.p90)
-    });
-    row(&label("p99"), results, &|r| {
-        late(r.lateness.percentiles.p99)
-    });
-    row(&label("p99.9"), results, &|r| {
-        late(r.lateness.percentiles.p999)
-    });
-    row(&label("p99.99"), results, &|r| {
-        late(r.lateness.percentiles.p9999)
-    });
-    row(&label("max"), results, &|r| {
-        late(r.lateness.percentiles.max)
-    });
+    for (i, (_, name, ..)) in Percentiles::default().each().into_iter().enumerate() {
+        grid.row(&format!("lateness {name}"), results, |r| {
+            late(r.lateness.percentiles.each()[i].3)
+        });
+    }
     if results.iter().any(|r| r.lateness_min_cost.is_some()) {
         let min = results.iter().all(ResultJson::lateness_is_min_cost);
-        let other = |r: &ResultJson| {
-            if min {
-                r.lateness_measured.as_ref()
-            } else {
-                r.lateness_min_cost.as_ref()
-            }
-            .map_or("n/a".into(), |l| late(l.percentiles.p999))
-        };
         let label = if min {
             "  p99.9 as measured"
         } else {
             "  p99.9 min-cost"
         };
-        row(label, results, &other);
+        grid.row(label, results, |r| {
+            let other = if min {
+                &r.lateness_measured
+            } else {
+                &r.lateness_min_cost
+            };
+            other
+                .as_ref()
+                .map_or("n/a".into(), |l| late(l.percentiles.p999))
+        });
     }
-    row("lateness clamped (> 1h)", results, &|r| {
+    grid.row("lateness clamped (> 1h)", results, |r| {
         count(r.lateness.clamped)
     });
-    row("peak RSS", results, &|r| {
+}
+
+/// Every row of the table.
+fn grid(report: &Report) -> Grid {
+    let results = &report.results;
+    let mut grid = Grid::default();
+    grid.row("", results, ResultJson::label);
+    grid.row("timer ops/s", results, |r| si(r.ops_per_sec));
+    grid.row("scheduled (inserts)", results, |r| count(r.scheduled));
+    grid.row("reset", results, |r| count(r.reset));
+    grid.row("cancelled", results, |r| count(r.cancelled));
+    grid.row("fired", results, |r| count(r.fired));
+    if report.workload.trace.is_none() {
+        grid.row("  idle / request timeouts", results, |r| {
+            format!(
+                "{} / {}",
+                si(r.idle_fired as f64),
+                si(r.request_fired as f64)
+            )
+        });
+    }
+    if results.iter().any(|r| r.drained > 0) {
+        grid.row("drained", results, |r| count(r.drained));
+    }
+    grid.row("early fires (must be 0)", results, |r| count(r.early_fires));
+    grid.row("overdue at end", results, |r| count(r.overdue_at_end));
+    grid.row("pending at end", results, |r| count(r.pending_at_end));
+    cost_rows(report, &mut grid);
+    lateness_rows(results, &mut grid);
+    grid.row("peak RSS", results, |r| {
         r.peak_rss_bytes.map_or("n/a".into(), bytes)
     });
-    row("bytes per live timer", results, &|r| {
+    grid.row("bytes per live timer", results, |r| {
         if r.threads.is_some() {
             "n/a".into()
         } else {
             format!("{:.1}", r.bytes_per_timer)
         }
     });
-    row("peak live timers", results, &|r| count(r.peak_live));
-    row("most work in one call", results, &|r| {
+    grid.row("peak live timers", results, |r| count(r.peak_live));
+    grid.row("most work in one call", results, |r| {
         count(r.work.max_call_work)
     });
     if report.clock == "real" {
-        row("target / achieved req/s", results, &|r| {
+        grid.row("target / achieved req/s", results, |r| {
             format!("{} / {}", si(r.target_rate), si(r.achieved_rate))
         });
-        row("arrival lag p99 / max", results, &|r| {
-            let lag = r.arrival_lag.clone().unwrap_or_default();
+        grid.row("arrival lag p99 / max", results, |r| {
+            let lag = r.arrival_lag.clone().unwrap_or_default().percentiles;
             format!(
                 "{} / {}",
-                human_ns(lag.percentiles.p99 as f64),
-                human_ns(lag.percentiles.max as f64)
+                human_ns(lag.p99 as f64),
+                human_ns(lag.max as f64)
             )
         });
     }
-    row("wall time", results, &|r| human_ns(r.wall_secs * 1e9));
-    grid.render(&mut out);
+    grid.row("wall time", results, |r| human_ns(r.wall_secs * 1e9));
+    grid
+}
+
+/// Renders the table and verdict for `report`.
+pub(crate) fn render(report: &Report) -> String {
+    let mut out = String::new();
+    header(report, &mut out);
+    grid(report).render(&mut out);
     out.push('\n');
-    for r in results {
+    for r in &report.results {
         if r.arrivals < r.arrivals_intended {
             let _ = writeln!(
                 out,
