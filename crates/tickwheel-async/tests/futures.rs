@@ -496,15 +496,18 @@ impl Wakeup for TokioWakeup {
 }
 
 /// Inserts 2,000 timers over 0..200 ms (a tenth removed, a tenth reset), then takes every
-/// expired one: all come out, in deadline order, none early.
+/// expired one: all come out, in deadline order, none early. Each timer's due instant is the
+/// clock read just before its insert (or reset) plus its delay: the queue reads its own clock
+/// after that, so a timer out before it is early, however long a preemption between the two
+/// reads lasts.
 async fn drain_queue<X: tickwheel::Timer<u64>, W: Wakeup>(mut q: DelayQueue<u64, X, W>) {
     let mut rng = Rng(11);
     let mut due = std::collections::HashMap::new();
     let mut keys = Vec::new();
     for i in 0..2_000u64 {
         let after = Duration::from_millis(rng.below(200));
-        let key = q.insert(i, after).unwrap();
         due.insert(i, Instant::now() + after);
+        let key = q.insert(i, after).unwrap();
         keys.push(key);
     }
     for (i, key) in keys.iter().enumerate().step_by(10) {
@@ -512,8 +515,8 @@ async fn drain_queue<X: tickwheel::Timer<u64>, W: Wakeup>(mut q: DelayQueue<u64,
         due.remove(&(i as u64));
     }
     for (i, key) in keys.iter().enumerate().skip(5).step_by(10) {
-        q.reset(*key, Duration::from_millis(50)).unwrap();
         due.insert(i as u64, Instant::now() + Duration::from_millis(50));
+        q.reset(*key, Duration::from_millis(50)).unwrap();
     }
     let mut last = None;
     let mut seen = 0;

@@ -432,7 +432,11 @@ pub(crate) fn compare(
             push(metric.into(), Kind::Exact, b as f64, c as f64, judgement);
         }
         let (b, c) = ([base.bytes_per_timer], [cur.bytes_per_timer]);
-        let judgement = judge_memory(&b, &c, memory_tolerance, false);
+        let judgement = if base.bytes_grown == cur.bytes_grown {
+            judge_memory(&b, &c, memory_tolerance, false)
+        } else {
+            (Verdict::NotJudged, "one preallocated, the other grown")
+        };
         push(
             "bytes_per_timer".into(),
             Kind::Memory,

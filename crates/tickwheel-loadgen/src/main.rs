@@ -381,6 +381,7 @@ fn min_cost(
         )));
     }
     Ok(MinCost {
+        bytes_per_timer: pass.bytes_per_timer(),
         lateness: pass.lateness,
         lateness_intervals: pass.lateness_intervals,
         shown,
@@ -452,7 +453,16 @@ fn drive<X: Timer<u64> + FromOptions + Send + 'static>(
         let (w, slowdown) = (&config.workload, config.slowdown);
         return service_mode::run::<X>(kind.name(), w, threads, clock, slowdown, bar);
     }
-    let options = Options::new().preallocate(config.workload.timers_to_preallocate());
+    // The charged pass charges each call instead of timing it, so a vector's growth costs it
+    // nothing: it runs on storage grown as the timers need it, and its peak memory is what they
+    // use. The timed repetitions preallocate, so no timed call pays for growth.
+    let charged = costs.as_ref().is_some_and(CallCosts::is_charging);
+    let preallocate = if charged {
+        0
+    } else {
+        config.workload.timers_to_preallocate()
+    };
+    let options = Options::new().preallocate(preallocate);
     let timer = X::from_options(options).map_err(|e| Error::Input(e.to_string()))?;
     let slowed = |timer| Slowed::new(timer, config.slowdown);
     let mut outcome = match (config.clock, record) {

@@ -535,6 +535,11 @@ impl CallCosts {
         self
     }
 
+    /// Whether it charges the calls (the charged pass) rather than noting their costs.
+    pub(crate) fn is_charging(&self) -> bool {
+        self.charging
+    }
+
     /// Calls logged.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {

@@ -92,6 +92,9 @@ pub(crate) struct Outcome {
 /// preemptions.
 #[derive(Clone, Debug)]
 pub(crate) struct MinCost {
+    /// The timer's own bytes per live timer at the peak, on storage grown as needed (the
+    /// charged pass does not preallocate).
+    pub(crate) bytes_per_timer: f64,
     /// Lateness of every fire, in ns.
     pub(crate) lateness: Hist,
     /// Lateness per second of run time.

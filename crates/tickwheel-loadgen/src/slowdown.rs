@@ -236,62 +236,34 @@ impl<X: Timer<u64>> Timer<u64> for Slowed<X> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::CallClock;
     use tickwheel::{FromOptions, HierarchicalWheel, Options};
 
-    /// Each call's fastest reading, as the loadgen times calls, over five rounds of the same
-    /// calls on a fresh wheel (storage preallocated, so no call grows it) wrapped with
-    /// `factor`, in ns, and every answer the wheel gave. The fastest of five leaves out what
-    /// preempted this test on a busy machine, as the loadgen's min-cost figures do.
-    fn churn(clock: &CallClock, factor: f64) -> (Vec<u64>, Vec<Option<u64>>) {
-        let mut fastest: Vec<u64> = Vec::new();
+    /// The answers a fresh wheel wrapped with `factor` gives to a churn of inserts, cancels
+    /// and polls.
+    fn churn(factor: f64) -> Vec<Option<u64>> {
+        let wheel = HierarchicalWheel::from_options(Options::new().preallocate(20_000));
+        let mut timer = Slowed::new(wheel.unwrap(), factor);
         let mut answers = Vec::new();
-        for round in 0..5 {
-            let wheel = HierarchicalWheel::from_options(Options::new().preallocate(20_000));
-            let mut timer = Slowed::new(wheel.unwrap(), factor);
-            answers.clear();
-            let mut costs = Vec::new();
-            let mut keys = Vec::new();
-            for i in 0..20_000 {
-                let (key, ns) = clock.time(|| timer.insert(i % 5_000, i));
-                keys.push(key.unwrap());
-                costs.push(ns);
-            }
-            for key in keys.iter().step_by(3) {
-                let (payload, ns) = clock.time(|| timer.cancel(*key));
-                answers.push(payload);
-                costs.push(ns);
-            }
-            loop {
-                let (fired, ns) = clock.time(|| timer.poll(5_000));
-                costs.push(ns);
-                let Some(e) = fired else { break };
-                answers.push(Some(e.payload));
-            }
-            if round == 0 {
-                fastest = costs;
-            } else {
-                fastest
-                    .iter_mut()
-                    .zip(costs)
-                    .for_each(|(f, c)| *f = (*f).min(c));
-            }
+        let keys: Vec<_> = (0..20_000)
+            .map(|i| timer.insert(i % 5_000, i).unwrap())
+            .collect();
+        for key in keys.iter().step_by(3) {
+            answers.push(timer.cancel(*key));
         }
-        (fastest, answers)
+        while let Some(e) = timer.poll(5_000) {
+            answers.push(Some(e.payload));
+        }
+        answers
     }
 
+    /// What the slowdown costs is measured where speed is measured, by the load generator
+    /// itself (`tests/cli.rs` sees a 2x slowed build flagged by `paired`); here, that the
+    /// wrapper changes no answer.
     #[test]
-    fn slowed_calls_take_about_factor_times_as_long_and_answer_the_same() {
-        let clock = CallClock::new();
-        let (plain, plain_answers) = churn(&clock, 1.0);
-        let (slowed, slowed_answers) = churn(&clock, 3.0);
-        assert_eq!(plain_answers, slowed_answers);
-        let (plain, slowed) = (plain.iter().sum::<u64>(), slowed.iter().sum::<u64>());
-        let ratio = slowed as f64 / plain as f64;
-        // Each call at its fastest takes its chunk at its smallest, which the carry-over makes
-        // smaller than the chunk's mean: so the floor is below 3.
-        assert!((1.6..5.0).contains(&ratio), "{slowed} ns vs {plain} ns");
+    fn slowed_calls_answer_as_the_inner_timer() {
+        assert_eq!(churn(1.0), churn(3.0));
     }
+
     #[test]
     fn off_samples_nothing_and_gaps_average_n() {
         assert_eq!(Pace::new(1.0).left.get(), u64::MAX);

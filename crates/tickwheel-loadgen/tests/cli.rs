@@ -1023,3 +1023,65 @@ fn paired_flags_a_slower_build_replaying_a_recorded_trace() {
     let bad = run(&["paired", "--base", BIN, "--out", out.to_str().unwrap()]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
 }
+
+/// The memory row says what the timers use. A long request timeout makes the repetitions'
+/// preallocation (room for every deadline a timeout could hold) more than twice the live
+/// timers: with a charged pass (`--repeat 2`) the figure is the pass's own, on storage grown as
+/// needed, and clearly below the preallocated one that one repetition shows (and says it
+/// shows, with no memory pick). Allocated bytes follow the calls alone, so on the virtual clock
+/// both figures are the same in every run.
+#[test]
+fn memory_is_what_the_timers_use_not_the_preallocation() {
+    let mut figures = Vec::new();
+    for repeat in ["2", "1"] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = with(&["compare", "--repeat", repeat], &small(dir.path()));
+        let timeout = args.iter().position(|a| a == "--request-timeout").unwrap();
+        args[timeout + 1] = "30s".into();
+        let output = run_owned(&args);
+        let stdout = text(&output.stdout);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{stdout}{}",
+            text(&output.stderr)
+        );
+        let json = report(dir.path());
+        let results = json["results"].as_array().unwrap();
+        for r in results {
+            assert_eq!(
+                r["bytes_grown"].as_bool(),
+                Some(repeat == "2"),
+                "{}",
+                r["timer"]
+            );
+        }
+        figures.push(
+            results
+                .iter()
+                .map(|r| {
+                    (
+                        r["timer"].to_string(),
+                        r["bytes_per_timer"].as_f64().unwrap(),
+                    )
+                })
+                .collect::<Vec<_>>(),
+        );
+        if repeat == "2" {
+            assert!(stdout.contains("  memory per timer"), "{stdout}");
+        } else {
+            assert!(
+                stdout.contains("bytes per live timer (preallocated)"),
+                "{stdout}"
+            );
+            assert!(!stdout.contains("  memory per timer"), "{stdout}");
+            assert!(stdout.contains("(memory: storage preallocated"), "{stdout}");
+        }
+    }
+    for ((timer, grown), (_, preallocated)) in figures[0].iter().zip(&figures[1]) {
+        assert!(
+            *grown < 100.0 && *grown < 0.9 * preallocated,
+            "{timer}: {grown:.1} B grown, {preallocated:.1} B preallocated"
+        );
+    }
+}

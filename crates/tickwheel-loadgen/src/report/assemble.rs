@@ -126,6 +126,7 @@ fn from_outcome(o: &Outcome, target_rate: f64) -> ResultJson {
         core_share: finite(core_share(o)),
         peak_rss_bytes: o.peak_rss_bytes,
         bytes_per_timer: finite(o.bytes_per_timer()),
+        bytes_grown: false,
         peak_live: o.peak_live,
         lateness: lateness(&o.lateness),
         lateness_measured: None,
@@ -196,6 +197,9 @@ fn from_repetitions(runs: &[Outcome], representative: usize, rate: f64) -> Resul
     out.lateness.percentiles = median_percentiles(&lateness_each);
     out.lateness.mean = m(&|r| r.lateness.mean);
     if let Some(min_cost) = runs.iter().find_map(|o| o.min_cost.as_ref()) {
+        // What the timers use, grown as they need, not what the repetitions preallocated.
+        out.bytes_per_timer = finite(min_cost.bytes_per_timer);
+        out.bytes_grown = true;
         let (measured, min) = (out.lateness.clone(), lateness(&min_cost.lateness));
         out.lateness = if min_cost.shown { &min } else { &measured }.clone();
         out.lateness_measured = Some(measured);

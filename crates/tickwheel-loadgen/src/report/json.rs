@@ -385,8 +385,15 @@ pub(crate) struct ResultJson {
     pub(crate) core_share: f64,
     /// Peak RSS of the process during this implementation's run, when known.
     pub(crate) peak_rss_bytes: Option<u64>,
-    /// The timer's `allocated_bytes()` at its peak live count, divided by that count.
+    /// The timer's `allocated_bytes()` at its peak live count, divided by that count: from the
+    /// charged pass when `bytes_grown` (storage grown as the timers need it), else the
+    /// repetitions' median (storage preallocated for the workload, so it also counts room
+    /// the timers never used).
     pub(crate) bytes_per_timer: f64,
+    /// `bytes_per_timer` is what the timers use, grown as needed (the charged pass); false in
+    /// reports written before it was.
+    #[serde(default)]
+    pub(crate) bytes_grown: bool,
     /// Most timers pending at once.
     #[serde(default)]
     pub(crate) peak_live: u64,

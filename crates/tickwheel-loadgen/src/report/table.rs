@@ -253,7 +253,14 @@ fn grid(report: &Report) -> Grid {
     grid.row("peak RSS", results, |r| {
         r.peak_rss_bytes.map_or("n/a".into(), bytes)
     });
-    grid.row("bytes per live timer", results, |r| {
+    // Grown: the charged pass's, on storage grown as needed (what the timers use); else the
+    // repetitions', on storage preallocated for the workload.
+    let memory = if results.iter().all(|r| r.bytes_grown) {
+        "bytes per live timer"
+    } else {
+        "bytes per live timer (preallocated)"
+    };
+    grid.row(memory, results, |r| {
         if r.threads.is_some() {
             "n/a".into()
         } else {
