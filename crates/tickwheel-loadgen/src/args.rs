@@ -270,7 +270,8 @@ pub(crate) struct ReportArgs {
     #[arg(long, value_name = "PCT=DURATION")]
     pub(crate) max_lateness: Vec<String>,
     /// Fail (exit 1) when an operation's cost crosses a line, e.g. `insert.p99=200ns`.
-    /// Operations: insert, cancel, reset, fire; statistics: p50, p99, max. Repeatable.
-    #[arg(long, value_name = "OP.PCT=DURATION")]
+    /// Operations: insert, cancel, reset, fire; statistics: p50, p99, max, or slowest (the
+    /// slowest call at its fastest repetition; OP may then be idle too). Repeatable.
+    #[arg(long, value_name = "OP.STAT=DURATION")]
     pub(crate) max_cost: Vec<String>,
 }

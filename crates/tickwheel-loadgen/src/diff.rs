@@ -26,7 +26,7 @@
 //!
 //! Two runs minutes apart on a shared machine also differ as a whole (another tenant's load),
 //! which no report can see: the default tolerance, 25 %, sits above the largest such drift of a
-//! gating metric between back-to-back runs of one build (README: how to gate CI). Per-operation
+//! gating metric between back-to-back runs of one build (docs/ci-gate.md). Per-operation
 //! costs drift further (taken over a few milliseconds, or on the memory-bound tail of single
 //! calls), so they are shown, with the same test, but do not fail a diff; ops/s, which every
 //! call's cost feeds over the whole run, gates.

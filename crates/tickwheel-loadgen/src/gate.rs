@@ -8,7 +8,8 @@
 //! - on the virtual clock, implementations or repetitions disagree on scheduled / cancelled /
 //!   reset / fired counts for the same seed (always);
 //! - a `--max-lateness PCT=DURATION` or `--max-cost OP.STAT=DURATION` line is crossed (by the
-//!   median over the repetitions).
+//!   headline figure: the median over the repetitions, the charged pass's min-cost lateness,
+//!   or each call at its fastest repetition for `slowest`).
 
 use crate::report::json::{RepetitionJson, Report, ResultJson};
 use crate::thresholds::{CostStat, Threshold, Thresholds};

@@ -309,7 +309,7 @@ pub(crate) struct WorkJson {
     pub(crate) stale_skipped: u64,
     /// Heap rebuilds (lazy heap).
     pub(crate) compactions: u64,
-    /// The most work one call did (wheels): references moved, read or dropped, slots visited.
+    /// The most work one call did, in the design's own units (`Stats::max_call_work`).
     #[serde(default)]
     pub(crate) max_call_work: u64,
 }
