@@ -1096,7 +1096,7 @@ fn measure_burst(handle: &Handle, cfg: &Config) {
                 )));
                 if peer == Peer::TwSleep {
                     // The service's own account: when a turn (the driver thread's, or a
-                    // worker's through `fire_due`) delivered each fire.
+                    // worker's through `take_due`) delivered each fire.
                     let mut fired = handle.stats().lateness_us;
                     fired
                         .subtract(&before)
@@ -1153,7 +1153,7 @@ fn measure_burst(handle: &Handle, cfg: &Config) {
     }
     println!(
         "\n    tickwheel-async's turns alone (the service's lateness histogram: delivery time - \
-         deadline, by the driver thread or a worker's fire_due, warm-up round included), us:"
+         deadline, by the driver thread or a worker's take_due, warm-up round included), us:"
     );
     for (case, h) in &drivers {
         println!(

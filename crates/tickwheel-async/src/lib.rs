@@ -62,6 +62,7 @@
 //! | `reset` | armed: one reset on the service (one shard lock); unarmed or completed, or when that reset finds the timer fired: one clock read |
 //! | drop | unarmed or completed: none; armed: one cancel (one shard lock), and the slot is freed |
 //! | fire | the driver (or a sleep arming while the driver is late) locks the slot and wakes its waker |
+//! | fire in a burst | a sleep that arms while the driver is behind takes up to [`BATCH`](tickwheel_service::BATCH) due timers per shard and wakes their tasks on its own thread; lateness against tokio's, futures-timer's and async-io's sleeps: `cargo run --release -p tickwheel-async --example async_bench -- --burst` (the repository's `docs/embedding.md` has a run) |
 //!
 //! | item | what |
 //! |---|---|
