@@ -4,7 +4,7 @@
 //! | kind | metrics | a regression when |
 //! |---|---|---|
 //! | exact | counts (scheduled, cancelled, reset, fired, …, overdue and pending at end) and the timer's work counters | the value changed at all (virtual clock only: there they depend on the seed alone) |
-//! | memory | bytes per live timer; peak RSS | it grew by more than `--memory-tolerance` (peak RSS, which also holds what the allocator kept from earlier runs, only when also beyond noise) |
+//! | memory | bytes per live timer (only between two figures measured alike: grown or preallocated); peak RSS | it grew by more than `--memory-tolerance` (peak RSS, which also holds what the allocator kept from earlier runs, only when also beyond noise) |
 //! | timing | ops/s (every call's cost, over the whole run); lateness p50 … p99.99 | worse by more than `--tolerance` **and** beyond the noise the repetitions show |
 //! | diagnostic | per operation, the cost runs' median per call and the single calls' p99 | never fails; marked `SHIFTED` when it would have been a regression |
 //!
@@ -17,19 +17,14 @@
 //! both sides (a report from before the charged pass, or `--lateness-costs measured`).
 //!
 //! **Beyond noise** means the two sets of repetitions do not overlap: every current repetition
-//! is worse than every baseline repetition. For two sets of `n` and `m` repetitions of the same
-//! build, in random order, the chance that all of one set lands on the worse side is
-//! `1 / C(n + m, n)`: 1 in 252 for 5 against 5, 1 in 20 for 3 against 3. This test needs no
-//! assumption about the shape of the noise (a preempted run is far off, not normally off), and
-//! with the tolerance on top a regression must also be large enough to matter. It cannot see a
-//! change smaller than the run-to-run spread; more repetitions narrow that.
+//! is worse than every baseline repetition. For `n` and `m` repetitions of one build that
+//! happens by chance with probability `1 / C(n + m, n)` (1 in 252 for 5 against 5, 1 in 20 for
+//! 3 against 3), whatever the noise's shape; more repetitions see smaller changes.
 //!
-//! Two runs minutes apart on a shared machine also differ as a whole (another tenant's load),
-//! which no report can see: the default tolerance, 25 %, sits above the largest such drift of a
-//! gating metric between back-to-back runs of one build (docs/ci-gate.md). Per-operation
-//! costs drift further (taken over a few milliseconds, or on the memory-bound tail of single
-//! calls), so they are shown, with the same test, but do not fail a diff; ops/s, which every
-//! call's cost feeds over the whole run, gates.
+//! Two runs minutes apart on a shared machine also differ as a whole, which no report can see:
+//! the default tolerance, 25 %, sits above the largest such drift of a gating metric between
+//! back-to-back runs of one build (docs/ci-gate.md). Per-operation costs drift further, so
+//! they are shown, with the same test, but do not fail a diff; ops/s gates.
 //!
 //! Not judged (shown, marked why): a timing figure when either report has a single repetition
 //! falls back to the tolerance alone, and the output says it cannot tell noise from change; a
@@ -360,6 +355,20 @@ fn judge_memory(rb: &[f64], rc: &[f64], tolerance: f64, noisy: bool) -> Judgemen
     }
 }
 
+/// Bytes per live timer, judged only between two figures measured alike: both on storage
+/// grown as needed, or both preallocated.
+fn judge_bytes(base: &ResultJson, cur: &ResultJson, tolerance: f64) -> Judgement {
+    if base.bytes_grown != cur.bytes_grown {
+        return (Verdict::NotJudged, "one preallocated, the other grown");
+    }
+    judge_memory(
+        &[base.bytes_per_timer],
+        &[cur.bytes_per_timer],
+        tolerance,
+        false,
+    )
+}
+
 /// A timing figure: worse beyond the tolerance and beyond the noise fails.
 fn judge_timing(tb: &Timing, tc: &Timing, tolerance: f64) -> Judgement {
     let (b, c) = (median_f64(tb.values.clone()), median_f64(tc.values.clone()));
@@ -431,19 +440,9 @@ pub(crate) fn compare(
             let judgement = judge_exact(metric, b, c, virtual_clock);
             push(metric.into(), Kind::Exact, b as f64, c as f64, judgement);
         }
-        let (b, c) = ([base.bytes_per_timer], [cur.bytes_per_timer]);
-        let judgement = if base.bytes_grown == cur.bytes_grown {
-            judge_memory(&b, &c, memory_tolerance, false)
-        } else {
-            (Verdict::NotJudged, "one preallocated, the other grown")
-        };
-        push(
-            "bytes_per_timer".into(),
-            Kind::Memory,
-            b[0],
-            c[0],
-            judgement,
-        );
+        let (b, c) = (base.bytes_per_timer, cur.bytes_per_timer);
+        let judgement = judge_bytes(base, cur, memory_tolerance);
+        push("bytes_per_timer".into(), Kind::Memory, b, c, judgement);
         let rss = |r: &ResultJson| -> Vec<f64> {
             r.each_repetition()
                 .iter()
