@@ -414,3 +414,27 @@ fn every_file_is_in_the_code_map() {
         "ARCHITECTURE.md's code map does not name: {missing:#?}"
     );
 }
+
+/// README's pick for I/O timeouts quotes how much less time the hashed wheel spends in the
+/// timer than the hierarchical wheel; this keeps that ratio equal to the one its own compare
+/// table shows, so a new measurement changes the sentence with the table.
+#[test]
+fn the_recommendation_quotes_the_compare_table() {
+    let readme = include_str!("../../../README.md");
+    // The columns the ratio reads: hashed first, hierarchical second.
+    assert!(
+        readme.contains("\n| | hashed | hierarchical |"),
+        "README's compare table starts with the hashed and hierarchical columns"
+    );
+    let row: Vec<f64> = readme
+        .lines()
+        .find(|l| l.starts_with("| time inside the timer, % of one core |"))
+        .expect("the compare table's time-inside-the-timer row")
+        .split('|')
+        .skip(2)
+        .filter_map(|cell| cell.trim().parse().ok())
+        .collect();
+    let ratio = format!("{:.2}x", row[1] / row[0]);
+    let sentence = format!("spends {ratio} less time in the timer than the hierarchical wheel");
+    assert!(readme.contains(&sentence), "README should say {sentence:?}");
+}
