@@ -1,4 +1,4 @@
-//! `--service`: the thread-safe [`TimerService`](tickwheel_service::TimerService) under load from several producer threads, on
+//! `--service`: the thread-safe [`TimerService`] under load from several producer threads, on
 //! the real clock.
 //!
 //! The workload is split evenly: producer thread `t` of `n` owns connections

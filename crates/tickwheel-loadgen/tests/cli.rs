@@ -1055,6 +1055,15 @@ fn memory_is_what_the_timers_use_not_the_preallocation() {
                 "{}",
                 r["timer"]
             );
+            // What the timers hold at the peak fits in what the process held then.
+            let held = r["bytes_per_timer"].as_f64().unwrap() * r["peak_live"].as_f64().unwrap();
+            if let (true, Some(rss)) = (repeat == "2", r["peak_rss_bytes"].as_f64()) {
+                assert!(
+                    held <= rss,
+                    "{}: {held} B of timers, {rss} B peak RSS",
+                    r["timer"]
+                );
+            }
         }
         figures.push(
             results
