@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
 
+use crate::stats::LATENESS_MAX_US;
 use crate::ServiceKey;
 
 /// A timer that fired, as delivered by the driver.
@@ -35,6 +36,18 @@ pub struct Fired<T> {
     pub fired_at: Instant,
     /// The payload given at schedule time.
     pub payload: T,
+}
+
+impl<T> Fired<T> {
+    /// `fired_at - deadline` in µs, as the lateness histogram records it (at most
+    /// [`LATENESS_MAX_US`](crate::stats::LATENESS_MAX_US)).
+    pub(crate) fn lateness_us(&self) -> u64 {
+        let late = self
+            .fired_at
+            .saturating_duration_since(self.deadline)
+            .as_micros();
+        u64::try_from(late).map_or(LATENESS_MAX_US, |us| us.min(LATENESS_MAX_US))
+    }
 }
 
 /// A timer that had not fired when the service shut down; returned by

@@ -30,8 +30,7 @@ use crossbeam_channel::{SendTimeoutError, Sender, TrySendError};
 use tickwheel::{Expired, Tick, Timer};
 
 use crate::shared::{Shared, AWAKE};
-use crate::stats::LATENESS_MAX_US;
-use crate::{Delivery, Fired, ServiceKey, ServiceStats, TimerHandle, Unfired};
+use crate::{Delivery, Fired, ServiceStats, TimerHandle, Unfired};
 
 /// What one [`ManualDriver::turn`] did.
 ///
@@ -83,15 +82,12 @@ impl<T, X: Timer<T>> Driver<T, X> {
     pub(crate) fn turn(&mut self, now: Instant) -> Turn {
         let shared = &*self.shared;
         let tick = shared.clock.now_tick(now);
-        let mut more_due = false;
         // Only the driver writes it: a plain load and store, no read-modify-write.
         let turns = shared.turns.load(Ordering::Relaxed);
         shared.turns.store(turns + 1, Ordering::Relaxed);
         shared.turned.fetch_max(tick, Ordering::Relaxed);
         self.batch.clear();
-        for i in 0..shared.shards.len() {
-            more_due |= shared.take(i, tick, &mut self.batch);
-        }
+        let more_due = shared.take_all(tick, &mut self.batch);
         if shared.shards.len() > 1 {
             // Stable, and each shard's part is already ordered: deadline order across shards,
             // FIFO among equal deadlines within a shard.
@@ -100,17 +96,9 @@ impl<T, X: Timer<T>> Driver<T, X> {
         let delivered = self.batch.len();
         self.lateness.clear();
         for (i, expired) in self.batch.drain(..) {
-            let deadline = shared.instant_of(expired.deadline, now);
             let fired_at = if self.real_clock { Instant::now() } else { now };
-            let late = fired_at.saturating_duration_since(deadline).as_micros();
-            self.lateness
-                .push(u64::try_from(late).unwrap_or(u64::MAX).min(LATENESS_MAX_US));
-            let fired = Fired {
-                key: ServiceKey::new(i, expired.key),
-                deadline,
-                fired_at,
-                payload: expired.payload,
-            };
+            let fired = shared.fired(i, expired, fired_at, now);
+            self.lateness.push(fired.lateness_us());
             match &mut self.delivery {
                 Delivery::Channel(tx) => {
                     if !send(tx, fired, &shared.stopping) {

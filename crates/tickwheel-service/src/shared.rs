@@ -29,7 +29,6 @@ use hdrhistogram::Histogram;
 use parking_lot::Mutex;
 use tickwheel::{Expired, Tick, TickClock, Timer};
 
-use crate::stats::LATENESS_MAX_US;
 use crate::stats::{new_lateness_histogram, ShardCounters};
 use crate::{Fired, KeyError, ScheduleError, ServiceKey, ServiceStats, Unfired};
 
@@ -281,6 +280,32 @@ impl<T, X: Timer<T>> Shared<T, X> {
         taken == BATCH
     }
 
+    /// [`take`](Self::take) from every shard in turn; whether some shard had more due.
+    pub(crate) fn take_all(&self, tick: Tick, batch: &mut Vec<(usize, Expired<T>)>) -> bool {
+        let mut more_due = false;
+        for i in 0..self.shards.len() {
+            more_due |= self.take(i, tick, batch);
+        }
+        more_due
+    }
+
+    /// The delivery of `expired`, taken from shard `shard`, starting at `fired_at`;
+    /// `fallback` stands for a deadline beyond what `Instant` holds.
+    pub(crate) fn fired(
+        &self,
+        shard: usize,
+        expired: Expired<T>,
+        fired_at: Instant,
+        fallback: Instant,
+    ) -> Fired<T> {
+        Fired {
+            key: ServiceKey::new(shard, expired.key),
+            deadline: self.instant_of(expired.deadline, fallback),
+            fired_at,
+            payload: expired.payload,
+        }
+    }
+
     /// [`TimerHandle::take_due`](crate::TimerHandle::take_due): two atomic loads unless the
     /// driver is behind `seen` with timers due.
     #[inline]
@@ -302,30 +327,18 @@ impl<T, X: Timer<T>> Shared<T, X> {
         let now = Instant::now();
         let tick = self.clock.now_tick(now);
         let mut batch = Vec::new();
-        let mut more_due = false;
-        for i in 0..self.shards.len() {
-            more_due |= self.take(i, tick, &mut batch);
-        }
-        if !more_due {
+        if !self.take_all(tick, &mut batch) {
             // Everything due at `tick` is taken: later calls at `tick` need not look.
             self.turned.fetch_max(tick, Ordering::Relaxed);
         }
         let fired: Vec<Fired<T>> = batch
             .into_iter()
-            .map(|(i, e)| Fired {
-                key: ServiceKey::new(i, e.key),
-                deadline: self.instant_of(e.deadline, now),
-                fired_at: now,
-                payload: e.payload,
-            })
+            .map(|(i, e)| self.fired(i, e, now, now))
             .collect();
         if !fired.is_empty() {
             let mut histogram = self.lateness.lock();
             for f in &fired {
-                let late = f.fired_at.saturating_duration_since(f.deadline).as_micros();
-                histogram.saturating_record(
-                    u64::try_from(late).map_or(LATENESS_MAX_US, |us| us.min(LATENESS_MAX_US)),
-                );
+                histogram.saturating_record(f.lateness_us());
             }
         }
         fired

@@ -2,6 +2,15 @@
 //! from below its `//!` header down to its marker line, byte for byte, so the code a reader
 //! sees is code that compiles (`cargo test` builds every example) and cannot drift from it.
 
+/// The repository's root, two folders above this crate.
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
+
+/// A file of the repository, by its path from the root; `None` outside a checkout (the
+/// packaged crate has no repository around it, and the tests that read one skip).
+fn checkout(file: &str) -> Option<String> {
+    std::fs::read_to_string(format!("{ROOT}{file}")).ok()
+}
+
 /// The body of the README's one ```` ```rust ```` block.
 fn readme_rust_block(readme: &str) -> &str {
     let fence = "```rust\n";
@@ -71,9 +80,8 @@ fn readme_quick_start_is_the_example() {
 /// the test is skipped there) shows the same code within its first 60 lines.
 #[test]
 fn repository_readme_quick_start_is_the_example() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
-    let Ok(readme) = std::fs::read_to_string(path) else {
-        eprintln!("no repository README at {path}: not a checkout, skipped");
+    let Some(readme) = checkout("README.md") else {
+        eprintln!("no repository README: not a checkout, skipped");
         return;
     };
     assert_quick_start("README.md", &readme);
@@ -113,9 +121,8 @@ fn design_guide_names_the_run_time_dependencies() {
         .filter(|l| !l.trim_start().starts_with('#') && l.contains('='))
         .map(|l| l.split('=').next().unwrap_or_default().trim())
         .collect();
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/design.md");
-    let Ok(guide) = std::fs::read_to_string(path) else {
-        eprintln!("no design guide at {path}: not a checkout, skipped");
+    let Some(guide) = checkout("docs/design.md") else {
+        eprintln!("no design guide: not a checkout, skipped");
         return;
     };
     let count = ["no", "one", "two", "three", "four"][deps.len()];
@@ -157,9 +164,8 @@ fn quoted_work_bounds_match_the_code() {
         ),
     ];
     for (file, phrase) in quotes {
-        let path = format!("{}/../../{file}", env!("CARGO_MANIFEST_DIR"));
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            eprintln!("no {path}: not a checkout, skipped");
+        let Some(text) = checkout(file) else {
+            eprintln!("no {file}: not a checkout, skipped");
             continue;
         };
         let quote = phrase.replace("{}", &bound);
@@ -183,12 +189,10 @@ fn the_ci_steps_listed_are_the_ones_ci_runs() {
         ("== paired gate", "the paired gate"),
         ("== tests", "test"),
     ];
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
-    let read = |file: &str| std::fs::read_to_string(format!("{root}{file}")).ok();
     let (Some(ci), Some(readme), Some(arch)) = (
-        read("scripts/ci.sh"),
-        read("README.md"),
-        read("ARCHITECTURE.md"),
+        checkout("scripts/ci.sh"),
+        checkout("README.md"),
+        checkout("ARCHITECTURE.md"),
     ) else {
         eprintln!("not a checkout, skipped");
         return;
@@ -223,9 +227,7 @@ fn the_ci_steps_listed_are_the_ones_ci_runs() {
 /// opens; this keeps each count equal to the test's own `CONNECTIONS`.
 #[test]
 fn quoted_connection_counts_match_the_example_tests() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
-    let read = |file: &str| std::fs::read_to_string(format!("{root}{file}")).ok();
-    let Some(guide) = read("docs/embedding.md") else {
+    let Some(guide) = checkout("docs/embedding.md") else {
         eprintln!("not a checkout, skipped");
         return;
     };
@@ -255,7 +257,7 @@ fn quoted_connection_counts_match_the_example_tests() {
         .collect::<Vec<_>>()
         .join(" ");
     for (file, words) in tests {
-        let code = read(file).unwrap_or_else(|| panic!("{file} is missing"));
+        let code = checkout(file).unwrap_or_else(|| panic!("{file} is missing"));
         let count: usize = code
             .lines()
             .find_map(|l| l.strip_prefix("const CONNECTIONS: usize = "))
@@ -281,9 +283,7 @@ fn quoted_connection_counts_match_the_example_tests() {
 /// crates.io or docs.rs link while unpublished, `NAME = "MAJOR.MINOR"` once published.
 #[test]
 fn crate_readmes_install_line_follows_the_publishing_state() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
-    let read = |file: &str| std::fs::read_to_string(format!("{root}{file}")).ok();
-    let Some(readme) = read("README.md") else {
+    let Some(readme) = checkout("README.md") else {
         eprintln!("not a checkout, skipped");
         return;
     };
@@ -292,7 +292,7 @@ fn crate_readmes_install_line_follows_the_publishing_state() {
     let minor = version.rsplit_once('.').map_or(version, |(head, _)| head);
     for name in ["tickwheel", "tickwheel-service", "tickwheel-async"] {
         let file = format!("crates/{name}/README.md");
-        let text = read(&file).unwrap_or_else(|| panic!("{file} is missing"));
+        let text = checkout(&file).unwrap_or_else(|| panic!("{file} is missing"));
         let line = text
             .lines()
             .find(|l| l.starts_with(&format!("{name} = ")))
@@ -321,12 +321,10 @@ fn crate_readmes_install_line_follows_the_publishing_state() {
 /// this keeps both lists complete as scripts come and go.
 #[test]
 fn every_script_is_in_the_code_map() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
-    let read = |file: &str| std::fs::read_to_string(format!("{root}{file}")).ok();
     let (Some(arch), Some(design), Ok(dir)) = (
-        read("ARCHITECTURE.md"),
-        read("docs/design.md"),
-        std::fs::read_dir(format!("{root}scripts")),
+        checkout("ARCHITECTURE.md"),
+        checkout("docs/design.md"),
+        std::fs::read_dir(format!("{ROOT}scripts")),
     ) else {
         eprintln!("not a checkout, skipped");
         return;
@@ -354,8 +352,7 @@ fn every_script_is_in_the_code_map() {
 /// its folder's row), so a file added without a line there fails here.
 #[test]
 fn every_file_is_in_the_code_map() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
-    let Ok(arch) = std::fs::read_to_string(format!("{root}ARCHITECTURE.md")) else {
+    let Some(arch) = checkout("ARCHITECTURE.md") else {
         eprintln!("not a checkout, skipped");
         return;
     };
@@ -374,7 +371,7 @@ fn every_file_is_in_the_code_map() {
     }
     let mut missing = Vec::new();
     for krate in ["tickwheel", "tickwheel-async", "tickwheel-loadgen"] {
-        let base = std::path::PathBuf::from(format!("{root}crates/{krate}"));
+        let base = std::path::PathBuf::from(format!("{ROOT}crates/{krate}"));
         let mut found = Vec::new();
         for part in ["src", "tests", "examples"] {
             files(&base.join(part), &mut found);
@@ -420,7 +417,10 @@ fn every_file_is_in_the_code_map() {
 /// table shows, so a new measurement changes the sentence with the table.
 #[test]
 fn the_recommendation_quotes_the_compare_table() {
-    let readme = include_str!("../../../README.md");
+    let Some(readme) = checkout("README.md") else {
+        eprintln!("not a checkout, skipped");
+        return;
+    };
     // The columns the ratio reads: hashed first, hierarchical second.
     assert!(
         readme.contains("\n| | hashed | hierarchical |"),
