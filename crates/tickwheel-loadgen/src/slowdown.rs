@@ -18,9 +18,11 @@
 //! repetition of a deterministic run is slowed on the same calls, and a call's fastest
 //! repetition is slowed too. Factor 1 is off: no call is ever read.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::OnceLock;
 
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
 use tickwheel::{Expired, InsertError, StaleKeyError, Stats, Tick, Timer, TimerKey};
 
 /// About how much busy work one chunk does, in ns.
@@ -107,8 +109,8 @@ struct Pace {
     gap: Cell<u64>,
     /// Busy work owed, less what was done, in counts.
     owed: Cell<f64>,
-    /// Draws the gaps (xorshift, the same sequence in every wrapper).
-    rng: Cell<u64>,
+    /// Draws the gaps (the same fixed seed, so the same sequence, in every wrapper).
+    rng: RefCell<Pcg64Mcg>,
 }
 
 impl Pace {
@@ -127,7 +129,7 @@ impl Pace {
             left: Cell::new(u64::MAX),
             gap: Cell::new(0),
             owed: Cell::new(0.0),
-            rng: Cell::new(0x9e37_79b9_7f4a_7c15),
+            rng: RefCell::new(Pcg64Mcg::seed_from_u64(0x9e37_79b9_7f4a_7c15)),
         };
         if every > 0 {
             pace.draw();
@@ -137,12 +139,7 @@ impl Pace {
 
     /// Draws the gap to the next sampled call: 1 ..= 2n − 1, n on average.
     fn draw(&self) {
-        let mut x = self.rng.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.rng.set(x);
-        let gap = 1 + x % (2 * self.every - 1);
+        let gap = self.rng.borrow_mut().gen_range(1..2 * self.every);
         self.gap.set(gap);
         self.left.set(gap - 1);
     }
