@@ -40,7 +40,7 @@ pub struct Fired<T> {
 
 impl<T> Fired<T> {
     /// `fired_at - deadline` in µs, as the lateness histogram records it (at most
-    /// [`LATENESS_MAX_US`](crate::stats::LATENESS_MAX_US)).
+    /// [`LATENESS_MAX_US`]).
     pub(crate) fn lateness_us(&self) -> u64 {
         let late = self
             .fired_at
