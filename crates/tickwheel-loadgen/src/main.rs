@@ -178,7 +178,7 @@ fn replay(
     thresholds.check_repeatable(true, repeat)?;
     // A corrupt trace is refused whole (exit 2) before any replay could report a divergence.
     let checked = replay::validate(trace)?;
-    config::check_writable(&args.out)?;
+    config::check_writable("--out", &args.out)?;
     let context = Context::start(repeat).with_slowdown(slowdown);
     let clock = CallClock::new();
     // As in `compare`: with two replays or more (and `--lateness loop`), a charged pass gives

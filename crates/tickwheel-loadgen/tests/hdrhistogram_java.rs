@@ -4,7 +4,7 @@
 //! `<timer>-<tag>.hgrm` line for line, and reads every interval at the right time.
 //!
 //! Needs `java` on `PATH` and the jar (`HDRHISTOGRAM_JAR`, default
-//! `/usr/share/java/hdrhistogram.jar`): `scripts/install-java-tools.sh` installs both, and CI
+//! `/usr/share/java/hdrhistogram.jar`): `scripts/install-test-tools.sh` installs both, and CI
 //! runs it. Without them the test fails where `apt-get` could install them, and is skipped,
 //! saying so on stderr, where it could not.
 
@@ -38,7 +38,7 @@ fn tools() -> Option<PathBuf> {
     };
     assert!(
         !on_path("apt-get"),
-        "{missing} missing: run scripts/install-java-tools.sh (it installs a Java runtime and \
+        "{missing} missing: run scripts/install-test-tools.sh (it installs a Java runtime and \
          libhdrhistogram-java with apt-get)"
     );
     // Straight to the process's stderr: the test harness captures `eprintln!`.

@@ -1,6 +1,6 @@
-//! The README's quick start, verbatim below this header down to the marker line
-//! (`tests/readme.rs` checks that they match): an event loop that closes connections idle
-//! for 60 ms, and a `main` that feeds it a scripted connection's events.
+//! The README's quick start, verbatim below this header (`tests/readme.rs` checks that they
+//! match): an event loop that closes connections idle for 60 ms, and a `main` that feeds it a
+//! scripted connection's events.
 //!
 //! ```text
 //! cargo run -p tickwheel --example quick_start
@@ -49,7 +49,6 @@ fn serve(events: Receiver<Event>, idle: Duration) {
         }
     }
 }
-// (the README shows the code above this line)
 
 fn main() {
     let (network, events) = std::sync::mpsc::channel(); // stands in for the sockets

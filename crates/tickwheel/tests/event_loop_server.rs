@@ -121,3 +121,26 @@ fn closes_idle_connections_and_keeps_chatty_ones() {
         report.idle_wakeups
     );
 }
+
+#[test]
+fn a_record_file_that_cannot_be_created_fails_the_start_naming_the_flag_and_the_path() {
+    let path = std::env::temp_dir()
+        .join(format!(
+            "tickwheel-no-such-directory-{}",
+            std::process::id()
+        ))
+        .join("trace.bin");
+    let error = server::Server::start(server::Config {
+        idle_timeout: IDLE,
+        resolution: Duration::from_millis(1),
+        record: Some(path.clone()),
+    })
+    .err()
+    .expect("the start must fail");
+    let message = error.to_string();
+    assert!(
+        message.starts_with("--record ") && message.contains(&path.display().to_string()),
+        "{message}"
+    );
+    assert_eq!(error.kind(), std::io::ErrorKind::NotFound, "{message}");
+}

@@ -88,8 +88,16 @@ struct Conn {
 }
 
 impl Server {
-    /// Binds 127.0.0.1 on an ephemeral port and starts the loop on its own thread.
+    /// Binds 127.0.0.1 on an ephemeral port and starts the loop on its own thread. The
+    /// `record` file is created here, so a path that cannot be written fails the start with
+    /// its own error, naming the file.
     pub(crate) fn start(config: Config) -> io::Result<Self> {
+        let trace = match &config.record {
+            Some(path) => Some(std::fs::File::create(path).map_err(|e| {
+                io::Error::new(e.kind(), format!("--record {}: {e}", path.display()))
+            })?),
+            None => None,
+        };
         let poll = Poll::new()?;
         let mut listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
         let addr = listener.local_addr()?;
@@ -101,7 +109,7 @@ impl Server {
         let (s, g) = (stop.clone(), gauges.clone());
         let thread = std::thread::Builder::new()
             .name("event-loop".into())
-            .spawn(move || run(config, poll, listener, &s, &g))?;
+            .spawn(move || run(config, trace, poll, listener, &s, &g))?;
         Ok(Self {
             addr,
             stop,
@@ -131,6 +139,7 @@ impl Server {
 
 fn run(
     config: Config,
+    trace: Option<std::fs::File>,
     poll: Poll,
     listener: TcpListener,
     stop: &AtomicBool,
@@ -138,10 +147,9 @@ fn run(
 ) -> io::Result<Report> {
     let clock = TickClock::new(config.resolution).map_err(io::Error::other)?;
     let wheel: HierarchicalWheel<Token> = HierarchicalWheel::new();
-    match &config.record {
+    match trace {
         // Recording is these lines: wrap the timer, and finish the trace at the end.
-        Some(path) => {
-            let file = std::fs::File::create(path)?;
+        Some(file) => {
             let mut timer = Recorder::new(wheel, file, config.resolution);
             let report = serve(&config, &clock, &mut timer, poll, listener, stop, gauges)?;
             timer.finish()?;
