@@ -84,9 +84,11 @@ pub(crate) enum Command {
         /// Relative change of a timing metric (ops/s, cost and lateness percentiles) that counts
         /// as a regression when the repetitions also show it is beyond noise: 0.25 flags a
         /// metric 25 % worse. The default sits above the drift measured between back-to-back
-        /// runs of one build on a shared 2-core machine.
-        #[arg(long, default_value_t = DEFAULT_TOLERANCE, allow_negative_numbers = true)]
-        tolerance: f64,
+        /// runs of one build on a shared 2-core machine. For two `--cost simulated` reports:
+        /// estimated cycles per call above 1 + TOLERANCE times the baseline's, per
+        /// implementation and call kind [default: 0.25 wall, 0.01 simulated].
+        #[arg(long, allow_negative_numbers = true)]
+        tolerance: Option<f64>,
         /// Relative growth of a memory metric (bytes per live timer, peak RSS) that counts as a
         /// regression.
         #[arg(long, default_value_t = DEFAULT_MEMORY_TOLERANCE, allow_negative_numbers = true)]
@@ -104,12 +106,19 @@ pub(crate) enum Command {
         /// The build under test [default: this executable].
         #[arg(long)]
         head: Option<PathBuf>,
-        /// Pairs of runs.
+        /// Pairs of runs (wall cost; a simulated cost repeats exactly, so it runs each build
+        /// once).
         #[arg(long, value_parser = non_negative::<u32>, allow_hyphen_values = true, default_value_t = 5)]
         pairs: u32,
-        /// A median ratio below 1 − TOLERANCE is a regression: 0.05 flags 5 % fewer ops/s.
-        #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
-        tolerance: f64,
+        /// Wall cost: a median ratio below 1 − TOLERANCE is a regression (0.05 flags 5 % fewer
+        /// ops/s). Simulated cost: estimated cycles per call above 1 + TOLERANCE times the
+        /// base's, for any implementation and call kind [default: 0.05 wall, 0.01 simulated].
+        #[arg(long, allow_negative_numbers = true)]
+        tolerance: Option<f64>,
+        /// `wall` (ops/s, pairs of timed runs) or `simulated` (one run of each build under
+        /// valgrind's cache simulator; `--cost simulated` is added to the command).
+        #[arg(long, value_enum, default_value_t = CostKind::Wall)]
+        cost: CostKind,
         /// Where each run's reports go (`base-N/`, `head-N/`), and the verdict, `paired.json`.
         #[arg(long, default_value = "tickwheel-paired")]
         out: PathBuf,
@@ -142,6 +151,15 @@ pub(crate) enum LatenessCosts {
     Min,
     /// Each call charged its cost as measured in that repetition.
     Measured,
+}
+
+/// How a timer call's cost is measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CostKind {
+    /// Timed with the cycle counter, on this machine as it is.
+    Wall,
+    /// Counted under valgrind's cache simulator, with fixed caches.
+    Simulated,
 }
 
 /// Which clock drives the timer.
@@ -265,6 +283,11 @@ pub(crate) struct ReportArgs {
     /// Directory for report.json, *.hgrm, *.hlog, lateness.svg and cost.svg.
     #[arg(long, default_value = "tickwheel-report")]
     pub(crate) out: PathBuf,
+    /// What a call costs: `wall` (timed with the cycle counter) or `simulated` (each
+    /// implementation once under valgrind's cache simulator: instructions, cache misses and
+    /// estimated cycles per call kind, the same on every run and machine; needs valgrind).
+    #[arg(long, value_enum, default_value_t = CostKind::Wall)]
+    pub(crate) cost: CostKind,
     /// Fail (exit 1) when a lateness percentile crosses a line, e.g. `p99.9=5ms`. Percentiles:
     /// p50, p90, p99, p99.9, p99.99, max. Repeatable. Virtual-clock lateness is ticks × tick.
     #[arg(long, value_name = "PCT=DURATION")]

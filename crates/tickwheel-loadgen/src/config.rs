@@ -115,6 +115,8 @@ pub(crate) struct Config {
     pub(crate) profile: Option<&'static str>,
     /// `--slowdown`: every timed call lasts this many times its own cost (1: off).
     pub(crate) slowdown: f64,
+    /// `wall`, or `simulated` in a simulated child (the parent never builds a `Config` run).
+    pub(crate) cost: crate::args::CostKind,
 }
 
 impl Config {
@@ -201,6 +203,7 @@ impl Config {
             lateness_costs: args.lateness_costs,
             record: args.record.clone(),
             slowdown: args.slowdown,
+            cost: args.report.cost,
         };
         config.check_memory(available_memory())?;
         Ok(config)

@@ -3,8 +3,9 @@
 //!
 //! # Code map
 //! - [`units`]: durations in nanoseconds, parsed from and formatted for people; [`op`]: the
-//!   timed operations; [`context`]: the machine and build a report was made on. They import
-//!   nothing from the crate.
+//!   timed operations; [`calls`]: the timer's calls, each a function of its own (where
+//!   `--cost simulated` counts); [`context`]: the machine and build a report was made on. They
+//!   import nothing from the crate.
 //! - [`args`]: the command line (clap derive; the doc comments are the `--help`).
 //! - [`thresholds`]: the `--max-lateness` and `--max-cost` lines.
 //! - [`config`]: the validated [`config::Config`]; every input check happens there,
@@ -22,6 +23,8 @@
 //! - [`gate`]: the thresholds applied and the always-on checks; [`mod@diff`]: comparing two
 //!   reports.
 //! - [`mod@replay`]: a recorded trace of timer calls, replayed and checked on each implementation.
+//! - [`simulated`]: `--cost simulated`, each implementation's run under valgrind's cache
+//!   simulator, its report, and judging two such reports (for `paired` and `diff`).
 //!
 //! The modules form layers, each importing only modules below it: `units`, `op` and `context`
 //! at the ground, then the command line, thresholds and configuration, measurement and outcomes, the
@@ -37,6 +40,7 @@
 //! Exit codes: 0 pass, 1 a threshold crossed or a contract broken, 2 bad input or I/O error.
 
 mod args;
+mod calls;
 mod config;
 mod context;
 mod cost_runs;
@@ -54,6 +58,7 @@ mod replay;
 mod report;
 mod server;
 mod service_mode;
+mod simulated;
 mod slowdown;
 mod slowest;
 mod thresholds;
@@ -70,7 +75,7 @@ use tickwheel::{
     FromOptions, HashedWheel, HierarchicalWheel, IndexedHeap, Kind, LazyHeap, Options, Timer,
 };
 
-use crate::args::{Args, Command};
+use crate::args::{Args, Command, CostKind};
 use crate::config::{Clock, Config, LatenessCosts};
 use crate::context::Context;
 use crate::counter::CallClock;
@@ -94,9 +99,20 @@ fn main() -> ExitCode {
 }
 
 /// Runs a parsed command; `Ok` carries the exit code (0 pass, 1 failed gate).
-fn run(args: Args) -> Result<u8, Error> {
+fn run(mut args: Args) -> Result<u8, Error> {
     let progress = std::io::stderr().is_terminal();
+    let child = simulated::child()?;
+    let parent = child.is_none();
+    if let Some((kind, dir)) = child {
+        args.command = simulated::as_child(args.command, kind, dir);
+    }
     let config = match args.command {
+        Command::Run { timer, load } if parent && load.report.cost == CostKind::Simulated => {
+            return simulated::load("run", vec![timer], &load)
+        }
+        Command::Compare { load } if parent && load.report.cost == CostKind::Simulated => {
+            return simulated::load("compare", Kind::ALL.to_vec(), &load)
+        }
         Command::Run { timer, load } => Config::new("run", vec![timer], &load, progress)?,
         Command::Compare { load } if load.profile == Some(profile::Profile::All) => {
             return every_profile(&load, progress)
@@ -109,7 +125,7 @@ fn run(args: Args) -> Result<u8, Error> {
             lateness,
             slowdown,
             report,
-        } => return replay(&trace, timers, repeat, lateness, slowdown, &report),
+        } => return replay(&trace, timers, repeat, lateness, slowdown, &report, parent),
         Command::Diff {
             baseline,
             current,
@@ -121,12 +137,18 @@ fn run(args: Args) -> Result<u8, Error> {
             head,
             pairs,
             tolerance,
+            cost,
             out,
             command,
         } => {
             let head = head
                 .map_or_else(std::env::current_exe, Ok)
                 .map_err(|e| Error::io("finding", "this executable", e))?;
+            if cost == CostKind::Simulated {
+                let tolerance = tolerance.unwrap_or(paired::SIMULATED_TOLERANCE);
+                return paired::simulated(&base, &head, tolerance, &out, &command);
+            }
+            let tolerance = tolerance.unwrap_or(paired::WALL_TOLERANCE);
             return paired::paired(&base, &head, pairs, tolerance, &out, &command);
         }
     };
@@ -136,9 +158,18 @@ fn run(args: Args) -> Result<u8, Error> {
 fn diff(
     baseline: &std::path::Path,
     current: &std::path::Path,
-    tolerance: f64,
+    tolerance: Option<f64>,
     memory_tolerance: f64,
 ) -> Result<u8, Error> {
+    let simulated = (
+        simulated::read_report(baseline)?,
+        simulated::read_report(current)?,
+    );
+    let default = match &simulated {
+        (Some(_), _) | (_, Some(_)) => paired::SIMULATED_TOLERANCE,
+        (None, None) => args::DEFAULT_TOLERANCE,
+    };
+    let tolerance = tolerance.unwrap_or(default);
     for (flag, value) in [
         ("--tolerance", tolerance),
         ("--memory-tolerance", memory_tolerance),
@@ -147,6 +178,27 @@ fn diff(
             return Err(Error::Input(format!(
                 "{flag} must be a non-negative fraction (0.1 = 10 %), got {value}"
             )));
+        }
+    }
+    match simulated {
+        (Some(base), Some(head)) => {
+            if base.workload != head.workload || base.caches != head.caches {
+                return Err(Error::Input(
+                    "the two simulated reports measured other workloads or caches: they do not \
+                     compare"
+                        .into(),
+                ));
+            }
+            let judged = simulated::judge(&base, &head, tolerance)?;
+            print!("{}", simulated::render(&judged, tolerance));
+            return Ok(u8::from(judged.iter().any(|j| j.verdict != "ok")));
+        }
+        (None, None) => {}
+        _ => {
+            return Err(Error::Input(
+                "one report is --cost simulated and the other --cost wall: they do not compare"
+                    .into(),
+            ))
         }
     }
     let baseline = Report::read(baseline)?;
@@ -166,6 +218,7 @@ fn replay(
     view: config::LatenessView,
     slowdown: f64,
     args: &args::ReportArgs,
+    parent: bool,
 ) -> Result<u8, Error> {
     config::check_slowdown(slowdown)?;
     config::check_repeat(repeat)?;
@@ -179,8 +232,18 @@ fn replay(
     // A corrupt trace is refused whole (exit 2) before any replay could report a divergence.
     let checked = replay::validate(trace)?;
     config::check_writable("--out", &args.out)?;
+    if parent && args.cost == CostKind::Simulated {
+        if !(args.max_lateness.is_empty() && args.max_cost.is_empty()) {
+            return Err(Error::Input(
+                "--cost simulated counts one replay of each implementation; --max-lateness and \
+                 --max-cost judge timed replays (--cost wall)"
+                    .into(),
+            ));
+        }
+        return simulated::run(&kinds, &args.out);
+    }
     let context = Context::start(repeat).with_slowdown(slowdown);
-    let clock = CallClock::new();
+    let clock = simulated::call_clock(args.cost);
     // As in `compare`: with two replays or more (and `--lateness loop`), a charged pass gives
     // the headline lateness, the timer's own.
     let charged = view == config::LatenessView::Loop && repeat >= 2;
@@ -246,7 +309,7 @@ fn load(config: &Config) -> Result<u8, Error> {
 /// [`load`], returning the report.
 fn load_report(config: &Config) -> Result<Report, Error> {
     let context = Context::start(config.repeat).with_slowdown(config.slowdown);
-    let clock = CallClock::new();
+    let clock = simulated::call_clock(config.cost);
     let threads: Vec<Option<usize>> = match &config.service {
         Some(counts) => counts.iter().copied().map(Some).collect(),
         None => vec![None],
@@ -464,14 +527,15 @@ fn drive<X: Timer<u64> + FromOptions + Send + 'static>(
     };
     let options = Options::new().preallocate(preallocate);
     let timer = X::from_options(options).map_err(|e| Error::Input(e.to_string()))?;
-    let slowed = |timer| Slowed::new(timer, config.slowdown);
+    let counted = config.cost == CostKind::Simulated;
+    let slowed = |timer| Slowed::new(timer, config.slowdown, counted);
     let mut outcome = match (config.clock, record) {
         (Clock::Virtual, Some(dir)) => {
             let path = dir.join(format!("{}.trace", kind.name()));
             let file = std::fs::File::create(&path).map_err(|e| Error::io("writing", &path, e))?;
             let recorder = tickwheel::trace::Recorder::new(timer, file, config.workload.tick);
             virtual_clock::run_then(
-                Slowed::new(recorder, config.slowdown),
+                Slowed::new(recorder, config.slowdown, counted),
                 &config.workload,
                 config.lateness,
                 clock,

@@ -23,6 +23,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use hdrhistogram::Histogram;
 use tickwheel::{Expired, InsertError, StaleKeyError, Tick, Timer, TimerKey};
 
+use crate::calls;
 use crate::counter::CallClock;
 use crate::error::Error;
 use crate::op::Op;
@@ -374,7 +375,7 @@ impl<X: Timer<u64>> Probe<X> {
         deadline: Tick,
         payload: u64,
     ) -> Result<TimerKey, InsertError<u64>> {
-        let result = self.timed(Op::Insert, |t| t.insert(deadline, payload));
+        let result = self.timed(Op::Insert, |t| calls::insert(t, deadline, payload));
         self.calls.inserted += u64::from(result.is_ok());
         result
     }
@@ -382,7 +383,7 @@ impl<X: Timer<u64>> Probe<X> {
     /// `cancel`, counted and timed; `None` when the timer had already fired.
     #[inline]
     pub(crate) fn cancel(&mut self, key: TimerKey) -> Option<u64> {
-        let result = self.timed(Op::Cancel, |t| t.cancel(key));
+        let result = self.timed(Op::Cancel, |t| calls::cancel(t, key));
         match result {
             Some(_) => self.calls.cancelled += 1,
             None => self.calls.cancel_misses += 1,
@@ -393,7 +394,7 @@ impl<X: Timer<u64>> Probe<X> {
     /// `reset`, counted and timed.
     #[inline]
     pub(crate) fn reset(&mut self, key: TimerKey, deadline: Tick) -> Result<(), StaleKeyError> {
-        let result = self.timed(Op::Reset, |t| t.reset(key, deadline));
+        let result = self.timed(Op::Reset, |t| calls::reset(t, key, deadline));
         self.calls.reset += u64::from(result.is_ok());
         result
     }
@@ -401,7 +402,7 @@ impl<X: Timer<u64>> Probe<X> {
     /// `poll`, counted and timed: a returned timer counts as a fire, nothing as idle.
     #[inline]
     pub(crate) fn poll(&mut self, now: Tick) -> Option<Expired<u64>> {
-        let (result, ns) = self.call(|t| t.poll(now));
+        let (result, ns) = self.call(|t| calls::poll(t, now));
         if result.is_some() {
             self.record(Op::Fire, ns);
             self.calls.fired += 1;
@@ -416,7 +417,7 @@ impl<X: Timer<u64>> Probe<X> {
     #[inline]
     pub(crate) fn next_deadline(&mut self) -> Option<Tick> {
         self.calls.idle += 1;
-        self.timed(Op::Idle, |t| t.next_deadline())
+        self.timed(Op::Idle, calls::next_deadline)
     }
 
     /// Estimated time spent inside the timer: per operation, the mean cost (without the slowest

@@ -44,6 +44,56 @@ struct Verdict<'a> {
     implementations: &'a [Judged],
 }
 
+/// The default `--tolerance` of the wall cost.
+pub(crate) const WALL_TOLERANCE: f64 = 0.05;
+/// The default `--tolerance` of the simulated cost: it repeats exactly, so 1 % is a change.
+pub(crate) const SIMULATED_TOLERANCE: f64 = 0.01;
+
+/// `paired --cost simulated`: `command --cost simulated` once with each build (they repeat
+/// exactly, so one run each is enough), judged per implementation and call kind by
+/// [`simulated::judge`]; writes `out/paired.json` and prints a verdict line per
+/// implementation; returns 1 on a regression or differing counts, 0 otherwise.
+pub(crate) fn simulated(
+    base: &Path,
+    head: &Path,
+    tolerance: f64,
+    out: &Path,
+    command: &[String],
+) -> Result<u8, Error> {
+    check_args(1, tolerance, command)?;
+    if command.iter().any(|a| a.starts_with("--cost")) {
+        return Err(Error::Input(
+            "leave --cost out of the command: paired --cost simulated adds it".into(),
+        ));
+    }
+    let mut command = command.to_vec();
+    command.extend(["--cost".to_string(), "simulated".to_string()]);
+    let side = |name: &str, bin: &Path| {
+        eprintln!("paired: {name}, simulated");
+        let dir = out.join(name);
+        launch(bin, &command, &dir)?;
+        let path = dir.join("report.json");
+        crate::simulated::read_report(&path)?
+            .ok_or_else(|| Error::Input(format!("{}: not a simulated report", path.display())))
+    };
+    let (b, h) = (side("base", base)?, side("head", head)?);
+    let judged = crate::simulated::judge(&b, &h, tolerance)?;
+    let verdict = serde_json::json!({
+        "base": base,
+        "head": head,
+        "command": command,
+        "cost": "simulated",
+        "model": crate::simulated::MODEL,
+        "tolerance": tolerance,
+        "calls": judged,
+    });
+    let path = out.join("paired.json");
+    let text = serde_json::to_string_pretty(&verdict).expect("plain data serialises");
+    std::fs::write(&path, text + "\n").map_err(|e| Error::io("writing", &path, e))?;
+    print!("{}", crate::simulated::render(&judged, tolerance));
+    Ok(u8::from(judged.iter().any(|j| j.verdict != "ok")))
+}
+
 /// What one run reported of each implementation: its name, ops/s and counts.
 type Figures = Vec<(String, f64, [u64; 4])>;
 
@@ -121,6 +171,13 @@ fn check_args(pairs: u32, tolerance: f64, command: &[String]) -> Result<(), Erro
 /// Runs `bin command --out dir` and reads what it reported. Exit 0 and 1 (a threshold) both
 /// leave a report; any other exit is an error.
 fn run(bin: &Path, command: &[String], dir: &Path) -> Result<Figures, Error> {
+    launch(bin, command, dir)?;
+    figures(&dir.join("report.json"))
+}
+
+/// Runs `bin command --out dir`, its output but the errors hidden. Exit 0 and 1 (a threshold)
+/// both leave a report; any other exit is an error.
+fn launch(bin: &Path, command: &[String], dir: &Path) -> Result<(), Error> {
     let status = Command::new(bin)
         .args(command)
         .arg("--out")
@@ -135,7 +192,7 @@ fn run(bin: &Path, command: &[String], dir: &Path) -> Result<Figures, Error> {
             command.join(" ")
         )));
     }
-    figures(&dir.join("report.json"))
+    Ok(())
 }
 
 /// Each implementation's name, ops/s and counts (scheduled, cancelled, reset, fired).

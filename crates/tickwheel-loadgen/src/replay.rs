@@ -326,7 +326,11 @@ pub(crate) fn replay<X: Timer<u64> + FromOptions>(
     let timer = X::from_options(Options::new().start(header.start))
         .map_err(|e| Error::Input(e.to_string()))?;
     let name = timer.name();
-    let mut probe = Probe::new(Slowed::new(timer, slowdown), clock.clone(), run_time);
+    let mut probe = Probe::new(
+        Slowed::new(timer, slowdown, clock.is_untimed()),
+        clock.clone(),
+        run_time,
+    );
     probe.costs = costs;
     let mut r = Replayer {
         probe,

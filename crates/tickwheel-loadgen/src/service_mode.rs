@@ -269,7 +269,7 @@ fn start<X: Timer<u64> + FromOptions + Send + 'static>(
         .preallocate(connections + connections / 4)
         .thread_name("loadgen-timer-driver")
         .build_with(delivery, |o| {
-            X::from_options(o).map(|t| Slowed::new(t, slowdown))
+            X::from_options(o).map(|t| Slowed::new(t, slowdown, false))
         })
         .map_err(|e| Error::Input(format!("cannot build the timer service: {e}")))?;
     let origin = service.clock().origin();

@@ -13,6 +13,12 @@
 //! what it did beyond or short of what it owed is carried over (the loop runs slower when the
 //! machine is busy), up to one chunk's worth, so a preempted chunk does not cancel the next.
 //!
+//! Under `--cost simulated` a simulator counts the calls and the cycle counter means nothing, so
+//! the wrapper is *counted* instead: the same sampled calls each do `FACTOR − 1` times
+//! [`TYPICAL_CALL_LOOPS`] busy-loop iterations per call they stand for, read no counter, and
+//! the same build and seed do exactly the same work every run. That is FACTOR times a typical
+//! timer call's simulated cost, the same absolute work for every implementation.
+//!
 //! Invariants: every call is forwarded unchanged, in order, so the timer's answers are the
 //! inner timer's; a fresh wrapper samples the same calls of the same call sequence, so every
 //! repetition of a deterministic run is slowed on the same calls, and a call's fastest
@@ -30,6 +36,11 @@ pub(crate) const CHUNK_NS: f64 = 1_000.0;
 
 /// The call cost the chunks' spacing is sized for: about a timer call's here, in ns.
 pub(crate) const TYPICAL_CALL_NS: f64 = 20.0;
+
+/// Busy-loop iterations that stand for one typical timer call when the wrapper is counted: the
+/// loop is about four instructions an iteration, and a timer call about 160 instructions under
+/// the default workload's simulated cost.
+pub(crate) const TYPICAL_CALL_LOOPS: f64 = 40.0;
 
 /// The counter, its reading pair's median cost in counts, and busy loops per count.
 struct Calibration {
@@ -83,11 +94,12 @@ pub(crate) struct Slowed<X> {
 
 impl<X> Slowed<X> {
     /// Wraps `inner`; `factor` 1 is off (the caller checks the range, see
-    /// [`check_slowdown`](crate::config::check_slowdown)).
-    pub(crate) fn new(inner: X, factor: f64) -> Self {
+    /// [`check_slowdown`](crate::config::check_slowdown)); `counted` for busy work counted in
+    /// loop iterations instead of timed (see the module docs).
+    pub(crate) fn new(inner: X, factor: f64, counted: bool) -> Self {
         Self {
             inner,
-            pace: Pace::new(factor),
+            pace: Pace::new(factor, counted),
         }
     }
 
@@ -111,17 +123,23 @@ struct Pace {
     owed: Cell<f64>,
     /// Draws the gaps (the same fixed seed, so the same sequence, in every wrapper).
     rng: RefCell<Pcg64Mcg>,
+    /// Busy work in loop iterations, no counter read (see the module docs).
+    counted: bool,
 }
 
 impl Pace {
-    fn new(factor: f64) -> Self {
-        let every = if factor > 1.0 {
+    fn new(factor: f64, counted: bool) -> Self {
+        let every = if factor <= 1.0 {
+            0
+        } else if counted {
+            (CHUNK_NS / ((factor - 1.0) * TYPICAL_CALL_LOOPS))
+                .round()
+                .max(1.0) as u64
+        } else {
             calibration();
             (CHUNK_NS / ((factor - 1.0) * TYPICAL_CALL_NS))
                 .round()
                 .max(1.0) as u64
-        } else {
-            0
         };
         let pace = Self {
             extra: factor - 1.0,
@@ -130,6 +148,7 @@ impl Pace {
             gap: Cell::new(0),
             owed: Cell::new(0.0),
             rng: RefCell::new(Pcg64Mcg::seed_from_u64(0x9e37_79b9_7f4a_7c15)),
+            counted,
         };
         if every > 0 {
             pace.draw();
@@ -159,6 +178,12 @@ impl Pace {
     #[cold]
     #[inline(never)]
     fn sampled<R>(&self, f: impl FnOnce() -> R) -> R {
+        if self.counted {
+            let result = f();
+            busy((self.extra * TYPICAL_CALL_LOOPS * self.gap.get() as f64).round() as u64);
+            self.draw();
+            return result;
+        }
         let c = calibration();
         let start = c.clock.raw();
         let result = f();
@@ -239,7 +264,7 @@ mod tests {
     /// and polls.
     fn churn(factor: f64) -> Vec<Option<u64>> {
         let wheel = HierarchicalWheel::from_options(Options::new().preallocate(20_000));
-        let mut timer = Slowed::new(wheel.unwrap(), factor);
+        let mut timer = Slowed::new(wheel.unwrap(), factor, false);
         let mut answers = Vec::new();
         let keys: Vec<_> = (0..20_000)
             .map(|i| timer.insert(i % 5_000, i).unwrap())
@@ -253,18 +278,39 @@ mod tests {
         answers
     }
 
+    /// [`churn`] with the wrapper counted.
+    fn churn_counted(factor: f64) -> Vec<Option<u64>> {
+        let wheel = HierarchicalWheel::from_options(Options::new().preallocate(100));
+        let mut timer = Slowed::new(wheel.unwrap(), factor, true);
+        let keys: Vec<_> = (0..20_000)
+            .map(|i| timer.insert(i % 5_000, i).unwrap())
+            .collect();
+        let mut answers: Vec<_> = keys.iter().step_by(3).map(|k| timer.cancel(*k)).collect();
+        while let Some(e) = timer.poll(5_000) {
+            answers.push(Some(e.payload));
+        }
+        answers
+    }
+
     /// What the slowdown costs is measured where speed is measured, by the load generator
     /// itself (`tests/cli.rs` sees a 2x slowed build flagged by `paired`); here, that the
     /// wrapper changes no answer.
     #[test]
     fn slowed_calls_answer_as_the_inner_timer() {
         assert_eq!(churn(1.0), churn(3.0));
+        assert_eq!(churn(1.0), churn_counted(3.0));
     }
 
     #[test]
     fn off_samples_nothing_and_gaps_average_n() {
-        assert_eq!(Pace::new(1.0).left.get(), u64::MAX);
-        let pace = Pace::new(1.5);
+        assert_eq!(Pace::new(1.0, false).left.get(), u64::MAX);
+        assert_eq!(Pace::new(1.0, true).left.get(), u64::MAX);
+        assert_eq!(
+            Pace::new(1.5, true).every,
+            50,
+            "1,000-iteration chunks for 40-iteration calls owing half"
+        );
+        let pace = Pace::new(1.5, false);
         assert_eq!(
             pace.every, 100,
             "1,000 ns chunks for 20 ns calls owing half"

