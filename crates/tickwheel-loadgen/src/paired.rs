@@ -51,7 +51,7 @@ pub(crate) const SIMULATED_TOLERANCE: f64 = 0.01;
 
 /// `paired --cost simulated`: `command --cost simulated` once with each build (they repeat
 /// exactly, so one run each is enough), judged per implementation and call kind by
-/// [`simulated::judge`]; writes `out/paired.json` and prints a verdict line per
+/// [`crate::simulated::judge()`]; writes `out/paired.json` and prints a verdict line per
 /// implementation; returns 1 on a regression or differing counts, 0 otherwise.
 pub(crate) fn simulated(
     base: &Path,

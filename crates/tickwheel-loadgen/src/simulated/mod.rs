@@ -12,7 +12,7 @@
 //!   Each child (told so by [`CHILD_ENV`]) runs one repetition of that implementation on the
 //!   virtual clock with tick-exact lateness, into `OUT/<timer>/` (its report, and
 //!   `callgrind.out` for `callgrind_annotate`).
-//! - Collection is on only inside the functions of [`calls`](crate::calls), one per call
+//! - Collection is on only inside the functions of [`calls`], one per call
 //!   kind (`--toggle-collect`): insert, cancel, reset, poll and next_deadline. The harness, the
 //!   event generator and the cycle counter's reads are not counted.
 //! - The simulated caches are fixed here ([`CACHES`]), not taken from the host, so a report
@@ -23,7 +23,7 @@
 //! - Without `--duration`, `compare` and `run` simulate [`SIMULATED_DURATION`] of the default
 //!   workload instead of 30 s (see its doc for what that keeps and loses).
 //!
-//! [`judge`] compares two such reports, per implementation and call kind, for `paired --cost
+//! [`judge()`] compares two such reports, per implementation and call kind, for `paired --cost
 //! simulated` and `diff`: estimated cycles per call beyond the tolerance is a regression, and
 //! different call counts mean the two runs did not make the same calls.
 
