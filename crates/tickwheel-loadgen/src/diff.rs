@@ -583,10 +583,12 @@ fn verdict(judged: &Judged, timer: &str, out: &mut String) {
         format!("; per-operation costs shifted: {}", shifted.join(", "))
     };
     if failed.is_empty() {
-        let _ = writeln!(
-            out,
-            "verdict {timer}: ok ({noisy} beyond the tolerance but within noise{shifted})"
-        );
+        let noisy = match noisy {
+            0 => "nothing beyond the tolerance".to_string(),
+            1 => "1 metric beyond the tolerance but within noise".to_string(),
+            n => format!("{n} metrics beyond the tolerance but within noise"),
+        };
+        let _ = writeln!(out, "verdict {timer}: ok ({noisy}{shifted})");
     } else {
         let changed = lines.iter().any(|l| l.verdict == Verdict::Changed);
         let _ = writeln!(
