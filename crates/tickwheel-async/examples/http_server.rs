@@ -27,6 +27,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hyper_util::rt::TokioTimer;
 use server::{Counters, Timer};
 
 /// The command line.
@@ -56,9 +57,12 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 fn parse_args() -> Result<Args, String> {
+    // The timer is made once the flags are read (tickwheel's starts the default timers'
+    // thread): until then, tokio's, which starts nothing.
+    let mut timer = String::from("tickwheel");
     let mut args = Args {
         addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        timer: Timer::parse("tickwheel")?,
+        timer: Timer::Tokio(TokioTimer::new()),
         header_timeout: Duration::from_secs(1),
         run_for: None,
         until_stdin_closes: false,
@@ -76,13 +80,14 @@ fn parse_args() -> Result<Args, String> {
                     return Err(format!("{v} is not a loopback address"));
                 }
             }
-            "--timer" => args.timer = Timer::parse(&value()?)?,
+            "--timer" => timer = value()?,
             "--header-timeout" => args.header_timeout = parse_duration(&value()?)?,
             "--for" => args.run_for = Some(parse_duration(&value()?)?),
             "--stdin" => args.until_stdin_closes = true,
             _ => return Err(format!("unknown argument {flag:?}\n{USAGE}")),
         }
     }
+    args.timer = Timer::parse(&timer)?;
     Ok(args)
 }
 
