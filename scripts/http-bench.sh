@@ -47,8 +47,19 @@ EOF
 load() { cut -d' ' -f1 /proc/loadavg; }
 field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" "$2" | tail -1; }
 
+# Whatever this script started and is still running is stopped when it ends, however it ends.
+server=""
+gen=""
+cleanup() {
+  for pid in $gen $server; do
+    kill -INT "$pid" 2>/dev/null || true
+  done
+}
+trap cleanup EXIT
+
 # start_server TIMER HEADER_TIMEOUT LOG: sets $server (pid) and $addr.
 start_server() {
+  : >"$3" # made here, before the server's shell gets to open it
   "$bin/http_server" --timer "$1" --header-timeout "$2" >"$3" 2>&1 &
   server=$!
   addr=""
@@ -65,6 +76,7 @@ start_server() {
 stop_server() {
   kill -INT "$server"
   wait "$server" || true
+  server=""
 }
 
 # wait_line FILE TEXT SECONDS
@@ -100,9 +112,10 @@ run() { # PAIR TIMER
   start_server "$t" 1s "$tag-server-slow.log"
   "$bin/slow_clients" --addr "$addr" --connections 10000 --over 5s --mode slow \
     --timeout 1s --hold 30s >"$tag-slow.log" 2>&1 &
-  local gen=$!
+  gen=$!
   wrk -t2 -c100 -d6s --latency -s "$out/latency.lua" "http://$addr/" >"$tag-wrk-slow.log"
   wait "$gen"
+  gen=""
   stop_server
   local rps_slow p99_slow
   rps_slow=$(awk -v r="$(field requests "$tag-wrk-slow.log")" \
@@ -122,6 +135,7 @@ run() { # PAIR TIMER
   after=$(rss_kb "$server")
   kill -INT "$gen"
   wait "$gen" || true
+  gen=""
   stop_server
   local mem
   mem=$(awk -v a="$after" -v b="$before" 'BEGIN { printf "%.0f", (a - b) * 1024 / 10000 }')
@@ -139,6 +153,7 @@ run() { # PAIR TIMER
   c1=$(cpu_ticks "$server")
   kill -INT "$gen"
   wait "$gen" || true
+  gen=""
   stop_server
   local cpu
   cpu=$(awk -v a="$c0" -v b="$c1" -v hz="$(getconf CLK_TCK)" \
