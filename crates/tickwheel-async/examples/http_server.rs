@@ -13,9 +13,9 @@
 //! a kept-alive connection), or the server closes the connection: slow clients cannot hold it
 //! open. It runs until Ctrl-C, `--for DURATION`, or with `--stdin` until standard input
 //! closes, then prints the requests served, the connections closed by the header timeout,
-//! and the timer's own counts (tickwheel's timer service counts its timers; tokio's timer
-//! exposes no counts). `curl -v http://ADDR/` gets an answer; `nc ADDR` and a slow typist get
-//! closed.
+//! and the timer's own counts (tickwheel's timer service counts its timers and how late it
+//! fired them; tokio's timer exposes no counts). `curl -v http://ADDR/` gets an answer;
+//! `nc ADDR` and a slow typist get closed.
 //!
 //! The server itself is `http/server.rs`, which the tests include too.
 
@@ -138,6 +138,15 @@ fn report(timer: &Timer, counters: &Counters) {
                 "tickwheel timers: {} scheduled, {} fired, {} cancelled, {} reset, {} pending, \
                  {} driver wake-ups",
                 s.scheduled, s.fired, s.cancelled, s.reset, s.pending, s.wakeups
+            );
+            // When each fired timer's delivery started, past its deadline: the timer's own
+            // share of a close's lateness (the task still has to run and close the socket).
+            let l = &s.lateness_us;
+            println!(
+                "tickwheel fire lateness: p50 {} us, p99 {} us, max {} us",
+                l.value_at_quantile(0.5),
+                l.value_at_quantile(0.99),
+                l.max()
             );
         }
         Timer::Tokio(_) => println!("tokio timers: no counts (tokio's timer exposes none)"),
