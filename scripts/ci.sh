@@ -11,7 +11,7 @@ fi
 echo "== cargo fmt"
 cargo fmt --all --check
 echo "== cargo clippy"
-cargo clippy --workspace --all-targets --features tickwheel-async/stream -- -D warnings
+cargo clippy --workspace --all-targets --features tickwheel-async/stream,tickwheel-async/hyper -- -D warnings
 echo "== cargo doc (private items too: the module docs are the design notes)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --document-private-items --quiet
 echo "== core crate without std (no_std + alloc, as docs/design.md states)"

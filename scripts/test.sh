@@ -9,9 +9,9 @@ cd "$(dirname "$0")/.."
 scripts/install-test-tools.sh
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# The async crate's `stream` feature is on so its Stream test runs too.
+# The async crate's `stream` and `hyper` features are on so its Stream and HTTP server tests run too.
 status=0
-cargo test --workspace --release --no-fail-fast --features tickwheel-async/stream "$@" 2>&1 |
+cargo test --workspace --release --no-fail-fast --features tickwheel-async/stream,tickwheel-async/hyper "$@" 2>&1 |
   tee "$log" || status=$?
 awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 exit "$status"

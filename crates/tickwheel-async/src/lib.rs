@@ -72,6 +72,7 @@
 //! | [`CheckedSleep`], [`CheckedTimeout`] | the same, returning an [`Error`] instead |
 //! | [`DelayQueue`], [`Expired`] | a task's own timers over any `Timer`, woken through a [`Wakeup`] |
 //! | [`Elapsed`], [`Error`] | a deadline passed first; a timer cannot fire |
+//! | `HyperTimer` (feature `hyper`) | hyper 1.x's `rt::Timer` on these timers, for its header read timeout and HTTP/2 pings |
 //!
 //! # Memory per sleep
 //! A [`Sleep`] is 40 bytes, wherever the task keeps it (a [`Timeout`] is its future plus
@@ -81,6 +82,8 @@
 //! as tokio's intrusive timer entries do, so the slot is the price of sharing a waker safely.
 
 mod error;
+#[cfg(feature = "hyper")]
+mod hyper_timer;
 mod queue;
 mod sleep;
 mod slot;
@@ -91,6 +94,8 @@ use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 pub use error::{Elapsed, Error};
+#[cfg(feature = "hyper")]
+pub use hyper_timer::HyperTimer;
 pub use queue::{DelayQueue, Expired, Wakeup};
 pub use sleep::{CheckedSleep, Sleep};
 pub use tickwheel::{InsertError, StaleKeyError, TickClock, TimerKey};
