@@ -88,7 +88,7 @@ use crate::thresholds::Thresholds;
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(args) {
+    match simulated::isolated(move || run(args)) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             let _ = std::io::stdout().flush();

@@ -151,6 +151,29 @@ pub(crate) fn as_child(command: args::Command, kind: Kind, dir: PathBuf) -> args
     }
 }
 
+/// Runs `work` as this process's whole job: in a simulated child on a thread of its own,
+/// elsewhere on this one. A new thread allocates from a new arena of the C library's allocator
+/// and runs on a stack of its own, so what the child's run allocates lands at the same
+/// addresses, and on the same simulated cache sets, whatever the parsing of its command line
+/// left behind on the main thread (flags given in another order, paths of other lengths).
+pub(crate) fn isolated(
+    work: impl FnOnce() -> Result<u8, Error> + Send + 'static,
+) -> Result<u8, Error> {
+    if std::env::var_os(CHILD_ENV).is_none() {
+        return work();
+    }
+    match std::thread::Builder::new()
+        .name("simulated".into())
+        .stack_size(8 << 20)
+        .spawn(work)
+        .map_err(|e| Error::io("starting", "the simulated run's thread", e))?
+        .join()
+    {
+        Ok(result) => result,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
 /// valgrind's version, or a clear error saying how to install it.
 ///
 /// # Errors
