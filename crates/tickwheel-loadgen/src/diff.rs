@@ -577,16 +577,14 @@ fn verdict(judged: &Judged, timer: &str, out: &mut String) {
         .filter(|l| l.verdict == Verdict::Shifted)
         .map(|l| l.metric.as_str())
         .collect();
-    let shifted = if shifted.is_empty() {
-        String::new()
-    } else {
-        format!("; per-operation costs shifted: {}", shifted.join(", "))
-    };
+    let mut shifted = shifted.join(", ");
+    if !shifted.is_empty() {
+        shifted.insert_str(0, "; per-operation costs shifted: ");
+    }
     if failed.is_empty() {
         let noisy = match noisy {
-            0 => "nothing beyond the tolerance".to_string(),
-            1 => "1 metric beyond the tolerance but within noise".to_string(),
-            n => format!("{n} metrics beyond the tolerance but within noise"),
+            0 => "nothing beyond the tolerance".into(),
+            n => format!("{n} beyond the tolerance but within noise"),
         };
         let _ = writeln!(out, "verdict {timer}: ok ({noisy}{shifted})");
     } else {
