@@ -44,8 +44,10 @@ struct Verdict<'a> {
     implementations: &'a [Judged],
 }
 
-/// The default `--tolerance` of the wall cost.
-pub(crate) const WALL_TOLERANCE: f64 = 0.05;
+/// The default `--tolerance` of the wall cost: the smallest that left every one of 20 gates of
+/// one commit built twice clean on a shared 2-core machine (`scripts/paired-study.sh`; 0.15
+/// flagged 1, 0.05 flagged 7; the figures are in `docs/ci-gate.md`).
+pub(crate) const WALL_TOLERANCE: f64 = 0.2;
 /// The default `--tolerance` of the simulated cost: it repeats exactly, so 1 % is a change.
 pub(crate) const SIMULATED_TOLERANCE: f64 = 0.01;
 
