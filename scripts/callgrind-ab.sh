@@ -2,7 +2,9 @@
 # Callgrind counts per operation of one implementation in one or two builds of the profile
 # binary (benches/src/bin/profile.rs): instructions, L1-data misses and last-level misses per
 # operation, steady state as the difference between two iteration counts, so the setup
-# (building the structure) cancels out. Deterministic: the machine's load does not move it.
+# (building the structure) cancels out. Deterministic: the machine's load does not move it,
+# and the simulated caches are fixed as the load generator's `--cost simulated` fixes them
+# (32 KiB 8-way L1s, an 8 MiB 16-way last level), not taken from the host.
 #
 #   scripts/callgrind-ab.sh IMPLEMENTATION NEW_PROFILE [OLD_PROFILE] [SIZES...]
 #
@@ -13,8 +15,8 @@
 # instead prints, for every implementation the benchmarks drive (tickwheel's four and the peer
 # adapters) and every workload, the simulated cost per operation as the load generator's
 # `--cost simulated` states it: estimated cycles = Ir + 10 × L1 misses + 100 × LL misses
-# (instruction and data misses both), valgrind's default caches. Two runs at a time; about 30
-# minutes on 2 cores for 100k and 1M.
+# (instruction and data misses both). Two runs at a time; about 30 minutes on 2 cores for 100k
+# and 1M.
 # Needs valgrind (`apt-get install valgrind`).
 set -euo pipefail
 workloads=(insert insert_cancel churn_random churn_io reset_later expire poll_idle)
@@ -38,7 +40,8 @@ iters() {
 }
 count() { # binary workload n iterations [implementation] -> "ops Ir D1 LL I1 LLi"
   local out
-  out=$(valgrind --tool=callgrind --cache-sim=yes --callgrind-out-file=/dev/null "$1" "$2" "${5:-$impl}" "$3" "$4" 2>&1)
+  out=$(valgrind --tool=callgrind --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 \
+    --LL=8388608,16,64 --callgrind-out-file=/dev/null "$1" "$2" "${5:-$impl}" "$3" "$4" 2>&1)
   local ops ir d1 ll i1 lli
   ops=$(grep -o '[0-9]* operations' <<<"$out" | head -1 | cut -d' ' -f1)
   ir=$(grep -E 'I +refs:' <<<"$out" | tr -d ',' | awk '{print $4}')
