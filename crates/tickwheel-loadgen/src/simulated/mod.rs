@@ -17,6 +17,11 @@
 //!   event generator and the cycle counter's reads are not counted.
 //! - The simulated caches are fixed here ([`CACHES`]), not taken from the host, so a report
 //!   made on one runner compares with one made on another.
+//! - **Invariant: a child's figures depend on the build, the flags and the seed alone.** What
+//!   the harness does between calls passes through the simulated caches too, so a child reads
+//!   no clock ([`call_clock`]), starts with an empty environment and paths padded to one length
+//!   ([`Launcher`]), and runs on a thread of its own ([`isolated`]), whose fresh allocator arena
+//!   puts its memory on the same cache sets however its command line was parsed.
 //! - Per implementation and call kind the report gives calls, instructions (`Ir`), L1 misses
 //!   (instruction and data, read and write), last-level misses, and estimated cycles by one
 //!   model: [`MODEL`].
