@@ -42,19 +42,9 @@ struct Args {
 const USAGE: &str = "usage: http_server [--addr 127.0.0.1:PORT] [--timer tickwheel|tokio] \
                      [--header-timeout 1s] [--for 30s] [--stdin]";
 
-/// `500ms` or `2s` (a bare number is milliseconds).
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    let bad = || format!("bad duration {s:?}: expected e.g. 500ms or 2s");
-    let (digits, per_unit) = if let Some(ms) = s.strip_suffix("ms") {
-        (ms, Duration::from_millis(1))
-    } else if let Some(secs) = s.strip_suffix('s') {
-        (secs, Duration::from_secs(1))
-    } else {
-        (s, Duration::from_millis(1))
-    };
-    let n: u32 = digits.parse().map_err(|_| bad())?;
-    per_unit.checked_mul(n).ok_or_else(bad)
-}
+#[path = "common/duration.rs"]
+mod duration;
+use duration::parse_duration;
 
 fn parse_args() -> Result<Args, String> {
     // The timer is made once the flags are read (tickwheel's starts the default timers'
